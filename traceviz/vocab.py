@@ -1,0 +1,164 @@
+"""The Kineto trace vocabulary, named once.
+
+Every category, API name and marker traceviz recognises lives here, so the loader, the
+analyzer and the docs agree. Units: names ending in ``_ns`` are integer nanoseconds,
+``_us`` microseconds. Kineto writes ``ts``/``dur`` in microseconds; traceviz converts them to
+integer nanoseconds at load time (see :mod:`traceviz.trace.decode`).
+"""
+
+from __future__ import annotations
+
+import re
+from enum import IntEnum
+
+NS_PER_US = 1_000
+
+
+class Category(IntEnum):
+    """Event categories traceviz keeps (lower-cased ``cat``); everything else is ``OTHER``."""
+
+    OTHER = 0
+    KERNEL = 1
+    GPU_MEMCPY = 2
+    GPU_MEMSET = 3
+    CUDA_RUNTIME = 4
+    CUDA_DRIVER = 5
+    CPU_OP = 6
+    USER_ANNOTATION = 7
+    GPU_USER_ANNOTATION = 8
+    PYTHON_FUNCTION = 9
+    CUDA_SYNC = 10
+    TRACE_SPAN = 11
+
+
+CATEGORY_BY_NAME: dict[str, Category] = {
+    "kernel": Category.KERNEL,
+    "gpu_memcpy": Category.GPU_MEMCPY,
+    "memcpy": Category.GPU_MEMCPY,  # torch 1.x capitalised "Memcpy", lower-cased on load
+    "gpu_memset": Category.GPU_MEMSET,
+    "memset": Category.GPU_MEMSET,
+    "cuda_runtime": Category.CUDA_RUNTIME,
+    "runtime": Category.CUDA_RUNTIME,  # torch 1.x "Runtime"
+    "cuda_driver": Category.CUDA_DRIVER,
+    "cpu_op": Category.CPU_OP,
+    "operator": Category.CPU_OP,  # torch 1.x "Operator"
+    "user_annotation": Category.USER_ANNOTATION,
+    "gpu_user_annotation": Category.GPU_USER_ANNOTATION,
+    "python_function": Category.PYTHON_FUNCTION,
+    "cuda_sync": Category.CUDA_SYNC,
+    "trace": Category.TRACE_SPAN,
+}
+
+#: GPU activities: ``ph == "X"`` events of these categories.
+GPU_ACTIVITY_CATEGORIES = frozenset({Category.KERNEL, Category.GPU_MEMCPY, Category.GPU_MEMSET})
+#: Host API calls that may launch GPU work (linked by ``args.correlation``).
+RUNTIME_CATEGORIES = frozenset({Category.CUDA_RUNTIME, Category.CUDA_DRIVER})
+#: CPU-side events kept for step windows and torch.compile structure.
+CPU_CATEGORIES = frozenset({Category.CPU_OP, Category.USER_ANNOTATION})
+
+
+class LaunchKind(IntEnum):
+    """What a runtime/driver call is, by name."""
+
+    OTHER = 0
+    KERNEL = 1
+    GRAPH = 2
+    MEMCPY = 3
+    MEMSET = 4
+
+
+# Exact names; ROCm ``hip*`` names map the same way. Runtime names may carry a ``_vNNNNN``
+# suffix (``cudaLaunchKernel_v7000``) or ``_ptsz`` / ``_ptds``; they are stripped before lookup.
+_KERNEL_LAUNCH = (
+    "cudaLaunchKernel",
+    "cudaLaunchKernelExC",
+    "cudaLaunchKernelEx",
+    "cudaLaunchCooperativeKernel",
+    "cudaLaunchCooperativeKernelMultiDevice",
+    "cuLaunchKernel",
+    "cuLaunchKernelEx",
+    "cuLaunchCooperativeKernel",
+    "cuLaunchCooperativeKernelMultiDevice",
+    "cuLaunchGrid",
+    "cuLaunchGridAsync",
+    "hipLaunchKernel",
+    "hipExtLaunchKernel",
+    "hipModuleLaunchKernel",
+    "hipExtModuleLaunchKernel",
+    "hipHccModuleLaunchKernel",
+    "hipLaunchCooperativeKernel",
+)
+_GRAPH_LAUNCH = ("cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch")
+_MEMCPY_PREFIXES = ("cudaMemcpy", "cuMemcpy", "hipMemcpy")
+_MEMSET_PREFIXES = ("cudaMemset", "cuMemset", "hipMemset")
+
+#: Blocking host calls: the CPU waits here for the GPU.
+SYNC_CALLS = frozenset(
+    {
+        "cudaDeviceSynchronize",
+        "cudaStreamSynchronize",
+        "cudaEventSynchronize",
+        "cuCtxSynchronize",
+        "cuStreamSynchronize",
+        "cuEventSynchronize",
+        "cudaMemcpy",  # synchronous copy
+        "cuMemcpy",
+        "cuMemcpyDtoH",
+        "cuMemcpyHtoD",
+        "cuMemcpyDtoD",
+        "hipDeviceSynchronize",
+        "hipStreamSynchronize",
+        "hipEventSynchronize",
+        "hipMemcpy",
+    }
+)
+
+_SUFFIX = re.compile(r"(_v\d+|_ptsz|_ptds)+$")
+
+
+def base_api_name(name: str) -> str:
+    """Strip CUPTI version / per-thread suffixes: ``cudaLaunchKernel_v7000`` → ``cudaLaunchKernel``."""
+    return _SUFFIX.sub("", name)
+
+
+def launch_kind(name: str) -> LaunchKind:
+    """Classify a runtime/driver API call by its name."""
+    base = base_api_name(name)
+    if base in _KERNEL_LAUNCH:
+        return LaunchKind.KERNEL
+    if base in _GRAPH_LAUNCH:
+        return LaunchKind.GRAPH
+    if base.startswith(_MEMCPY_PREFIXES):
+        return LaunchKind.MEMCPY
+    if base.startswith(_MEMSET_PREFIXES):
+        return LaunchKind.MEMSET
+    return LaunchKind.OTHER
+
+
+def is_sync_call(name: str) -> bool:
+    """True for the blocking synchronisation calls listed in :data:`SYNC_CALLS`."""
+    return base_api_name(name) in SYNC_CALLS
+
+
+#: CPU step marker written by ``torch.profiler.profile.step()``.
+STEP_MARKER = re.compile(r"^ProfilerStep#(\d+)$")
+#: Name of the single synthetic step of a trace with no step markers.
+WHOLE_TRACE_STEP = "trace"
+
+# torch.compile markers (cpu_op or user_annotation, matched by name).
+COMPILED_REGION = re.compile(r"^Torch-Compiled Region: (!?\d+)/(\d+)")
+CACHE_LOOKUP = "TorchDynamo Cache Lookup"
+COMPILED_FX_GRAPH_PREFIX = "## Call CompiledFxGraph"
+IN_WINDOW_COMPILE_SUFFIX = "(dynamo_timed)"
+
+
+class GapClass(IntEnum):
+    """Why the GPU was idle; see ``docs/metrics.md``. Checked in this order."""
+
+    GRAPH_INTERNAL = 0
+    SYNC_WAIT = 1
+    HOST_WAIT = 2
+    OTHER_IDLE = 3
+
+
+GAP_CLASS_NAMES: tuple[str, ...] = ("graph_internal", "sync_wait", "host_wait", "other_idle")
