@@ -117,7 +117,7 @@ _SUFFIX = re.compile(r"(_v\d+|_ptsz|_ptds)+$")
 
 
 def base_api_name(name: str) -> str:
-    """Strip CUPTI version / per-thread suffixes: ``cudaLaunchKernel_v7000`` → ``cudaLaunchKernel``."""
+    """Strip version / per-thread suffixes (``cudaLaunchKernel_v7000`` → ``cudaLaunchKernel``)."""
     return _SUFFIX.sub("", name)
 
 

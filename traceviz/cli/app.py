@@ -14,6 +14,19 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _root() -> None:
+    """traceviz: did torch.compile / CUDA graphs cut kernel count and launch overhead?"""
+
+
 def main() -> None:
     """Console-script entry point."""
     app()
+
+# Commands (each module keeps its heavy imports inside the command function).
+from traceviz.cli import report_cmd  # noqa: E402
+
+app.command("report")(report_cmd.report)
+from traceviz.cli import profile_cmd  # noqa: E402
+
+app.command("profile")(profile_cmd.profile)

@@ -1,0 +1,366 @@
+"""``analyze(trace) -> Analysis``: the whole single-trace analysis, as pure functions."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import numpy as np
+import pandas as pd
+
+from traceviz.analyze.compile_structure import compile_structure
+from traceviz.analyze.families import family_of_name, parse_triton_name
+from traceviz.analyze.gaps import StepTimeline, gap_stats, step_timeline
+from traceviz.analyze.graphs import graph_replays
+from traceviz.analyze.intervals import union_length
+from traceviz.analyze.links import Links, link_launches
+from traceviz.analyze.model import (
+    Analysis,
+    GraphReplay,
+    HealthWarning,
+    KernelFamilyRow,
+    KernelRow,
+    PerStep,
+    StepMetrics,
+    Totals,
+    TritonKernelRow,
+)
+from traceviz.analyze.steps import StepWindows, find_steps
+from traceviz.trace import Trace
+from traceviz.vocab import Category, GapClass, LaunchKind
+
+TOP_KERNELS = 25
+_DRIVER_LAUNCH = ("cuLaunchKernel", "cuLaunchKernelEx")
+
+
+def analyze(trace: Trace) -> Analysis:
+    """Compute every metric of ``docs/metrics.md`` for one trace."""
+    gpu, rt = trace.gpu, trace.runtime
+    links = link_launches(trace)
+    steps = find_steps(trace)
+    launch_step = steps.locate(rt["ts_ns"].to_numpy())
+    activity_step = np.where(
+        links.launch_row >= 0, launch_step[np.maximum(links.launch_row, 0)] if len(rt) else -1, -1
+    ).astype(np.int32)
+    timeline = step_timeline(trace, links, activity_step, len(steps))
+    step_rows = _step_metrics(trace, links, steps, launch_step, activity_step, timeline)
+    families = _activity_families(trace, links)
+    triton_count = int(np.count_nonzero(families == "triton"))
+    replays = graph_replays(trace, links, steps, launch_step)
+    totals = _totals(trace, links, steps, step_rows, activity_step, triton_count)
+    return Analysis(
+        steps=step_rows,
+        gaps=timeline.gaps,
+        gap_stats=gap_stats(timeline.gaps, steps.names),
+        graph_replays=replays,
+        kernel_families=_family_rows(gpu, families),
+        top_kernels=_top_kernels(gpu, families),
+        triton_kernels=_triton_rows(gpu, families),
+        compile=compile_structure(trace, links, steps, launch_step, triton_count),
+        health=_health(trace, links, steps, step_rows, activity_step, replays),
+        totals=totals,
+        per_step=_per_step(step_rows),
+        activity_step=activity_step,
+        activity_family=families,
+    )
+
+
+def _step_metrics(
+    trace: Trace,
+    links: Links,
+    steps: StepWindows,
+    launch_step: np.ndarray,
+    activity_step: np.ndarray,
+    tl: StepTimeline,
+) -> tuple[StepMetrics, ...]:
+    n = len(steps)
+    cat = trace.gpu["cat"].to_numpy()
+
+    def count(mask: np.ndarray, where: np.ndarray) -> np.ndarray:
+        sel = where[mask & (where >= 0)]
+        return np.bincount(sel, minlength=n)[:n] if n else np.zeros(0, np.int64)
+
+    kernels = count(cat == Category.KERNEL, activity_step)
+    memcpys = count(cat == Category.GPU_MEMCPY, activity_step)
+    memsets = count(cat == Category.GPU_MEMSET, activity_step)
+    kind = trace.runtime["kind"].to_numpy()
+    launches = count(links.is_launch, launch_step)
+    graph_launches = count(links.is_launch & (kind == LaunchKind.GRAPH), launch_step)
+    out = []
+    for i in range(n):
+        has_gpu = tl.gpu_start_ns[i] >= 0
+        idle = tl.idle_ns_by_class[i]
+        out.append(
+            StepMetrics(
+                index=i,
+                name=steps.names[i],
+                number=steps.numbers[i],
+                cpu_start_ns=int(steps.start_ns[i]),
+                cpu_ns=int(steps.end_ns[i] - steps.start_ns[i]),
+                kernels=int(kernels[i]),
+                memcpys=int(memcpys[i]),
+                memsets=int(memsets[i]),
+                launches=int(launches[i]),
+                graph_launches=int(graph_launches[i]),
+                gpu_start_ns=int(tl.gpu_start_ns[i]) if has_gpu else None,
+                gpu_end_ns=int(tl.gpu_end_ns[i]) if has_gpu else None,
+                period_ns=int(tl.period_ns[i]),
+                gpu_busy_ns=int(tl.busy_ns[i]),
+                host_wait_ns=int(idle[GapClass.HOST_WAIT]),
+                sync_wait_ns=int(idle[GapClass.SYNC_WAIT]),
+                graph_internal_ns=int(idle[GapClass.GRAPH_INTERNAL]),
+                other_idle_ns=int(idle[GapClass.OTHER_IDLE]),
+            )
+        )
+    return tuple(out)
+
+
+def _activity_families(trace: Trace, links: Links) -> np.ndarray:
+    gpu, rt = trace.gpu, trace.runtime
+    names = gpu["name"].cat.categories
+    codes = gpu["name"].cat.codes.to_numpy()
+    used = np.unique(codes)
+    lut = np.empty(len(names), dtype=object)
+    for c in used:
+        lut[c] = family_of_name(names[c])
+    fam = lut[codes] if len(codes) else np.empty(0, dtype=object)
+    cat = gpu["cat"].to_numpy()
+    fam[cat == Category.GPU_MEMCPY] = "memcpy"
+    fam[cat == Category.GPU_MEMSET] = "memset"
+    if len(rt):
+        rt_names = rt["name"].astype(str).to_numpy()
+        lr = links.launch_row
+        driver = np.zeros(len(codes), bool)
+        has = lr >= 0
+        driver[has] = np.char.startswith(rt_names[lr[has]].astype(str), _DRIVER_LAUNCH[0])
+        fam[(fam == "other") & driver & (cat == Category.KERNEL)] = "triton"
+    return fam
+
+
+def _family_rows(gpu: pd.DataFrame, fam: np.ndarray) -> tuple[KernelFamilyRow, ...]:
+    if len(gpu) == 0:
+        return ()
+    df = pd.DataFrame({"family": fam, "dur": gpu["dur_ns"].to_numpy()})
+    g = df.groupby("family", sort=True)["dur"].agg(["count", "sum"])
+    total = int(g["sum"].sum())
+    rows = [
+        KernelFamilyRow(
+            str(f), int(r["count"]), int(r["sum"]), (int(r["sum"]) / total) if total else 0.0
+        )
+        for f, r in g.iterrows()
+    ]
+    rows.sort(key=lambda r: (-r.total_ns, r.family))
+    return tuple(rows)
+
+
+def _top_kernels(gpu: pd.DataFrame, fam: np.ndarray) -> tuple[KernelRow, ...]:
+    if len(gpu) == 0:
+        return ()
+    codes = gpu["name"].cat.codes.to_numpy()
+    df = pd.DataFrame({"code": codes, "dur": gpu["dur_ns"].to_numpy()})
+    g = df.groupby("code", sort=False)["dur"].agg(["count", "sum", "min", "max"])
+    g = g.sort_values(["sum", "count"], ascending=False, kind="stable").head(TOP_KERNELS)
+    first_family = pd.Series(fam).groupby(codes).first()
+    names = gpu["name"].cat.categories
+    return tuple(
+        KernelRow(
+            name=str(names[c]),
+            family=str(first_family[c]),
+            count=int(r["count"]),
+            total_ns=int(r["sum"]),
+            mean_ns=int(r["sum"]) // int(r["count"]),
+            min_ns=int(r["min"]),
+            max_ns=int(r["max"]),
+        )
+        for c, r in g.iterrows()
+    )
+
+
+def _triton_rows(gpu: pd.DataFrame, fam: np.ndarray) -> tuple[TritonKernelRow, ...]:
+    sel = fam == "triton"
+    if not sel.any():
+        return ()
+    codes = gpu["name"].cat.codes.to_numpy()[sel]
+    durs = gpu["dur_ns"].to_numpy()[sel]
+    g = pd.DataFrame({"code": codes, "dur": durs}).groupby("code")["dur"].agg(["count", "sum"])
+    names = gpu["name"].cat.categories
+    rows = []
+    for c, r in g.iterrows():
+        name = str(names[c])
+        parsed = parse_triton_name(name)
+        kind, ops = parsed if parsed is not None else ("user", ())
+        rows.append(TritonKernelRow(name, kind, ops, int(r["count"]), int(r["sum"])))
+    rows.sort(key=lambda r: (-r.total_ns, r.name))
+    return tuple(rows)
+
+
+def _totals(
+    trace: Trace,
+    links: Links,
+    steps: StepWindows,
+    rows: tuple[StepMetrics, ...],
+    activity_step: np.ndarray,
+    triton_count: int,
+) -> Totals:
+    gpu = trace.gpu
+    cat = gpu["cat"].to_numpy()
+    kind = trace.runtime["kind"].to_numpy()
+    is_launch = links.is_launch
+    ts, end = gpu["ts_ns"].to_numpy(), gpu["end_ns"].to_numpy()
+    attributed = int(np.count_nonzero(activity_step >= 0))
+    return Totals(
+        steps=len(rows),
+        steps_with_gpu=sum(1 for s in rows if s.gpu_start_ns is not None),
+        activities=len(gpu),
+        kernels=int(np.count_nonzero(cat == Category.KERNEL)),
+        memcpys=int(np.count_nonzero(cat == Category.GPU_MEMCPY)),
+        memsets=int(np.count_nonzero(cat == Category.GPU_MEMSET)),
+        attributed=attributed,
+        unattributed=len(gpu) - attributed,
+        unlinked=int(np.count_nonzero(links.launch_row < 0)),
+        launches=int(np.count_nonzero(is_launch)),
+        kernel_launches=int(np.count_nonzero(is_launch & (kind == LaunchKind.KERNEL))),
+        graph_launches=int(np.count_nonzero(is_launch & (kind == LaunchKind.GRAPH))),
+        memcpy_launches=int(np.count_nonzero(is_launch & (kind == LaunchKind.MEMCPY))),
+        memset_launches=int(np.count_nonzero(is_launch & (kind == LaunchKind.MEMSET))),
+        triton_kernels=triton_count,
+        gpu_window_ns=int(end.max() - ts.min()) if len(gpu) else 0,
+        gpu_busy_all_ns=union_length(ts, end),
+        period_ns=sum(s.period_ns for s in rows),
+        gpu_busy_ns=sum(s.gpu_busy_ns for s in rows),
+        host_wait_ns=sum(s.host_wait_ns for s in rows),
+        sync_wait_ns=sum(s.sync_wait_ns for s in rows),
+        graph_internal_ns=sum(s.graph_internal_ns for s in rows),
+        other_idle_ns=sum(s.other_idle_ns for s in rows),
+        cpu_ns=sum(s.cpu_ns for s in rows),
+    )
+
+
+def _per_step(rows: tuple[StepMetrics, ...]) -> PerStep:
+    with_gpu = [s for s in rows if s.gpu_start_ns is not None]
+
+    def med(values: list[float]) -> float:
+        return float(np.median(values)) if values else 0.0
+
+    shares = [s.cpu_bound_share for s in with_gpu if s.cpu_bound_share is not None]
+    return PerStep(
+        kernels=med([s.kernels for s in with_gpu]),
+        launches=med([s.launches for s in with_gpu]),
+        graph_launches=med([s.graph_launches for s in with_gpu]),
+        activities=med([s.activities for s in with_gpu]),
+        period_ns=med([s.period_ns for s in with_gpu]),
+        gpu_busy_ns=med([s.gpu_busy_ns for s in with_gpu]),
+        host_wait_ns=med([s.host_wait_ns for s in with_gpu]),
+        sync_wait_ns=med([s.sync_wait_ns for s in with_gpu]),
+        graph_internal_ns=med([s.graph_internal_ns for s in with_gpu]),
+        other_idle_ns=med([s.other_idle_ns for s in with_gpu]),
+        cpu_ns=med([s.cpu_ns for s in with_gpu]),
+        cpu_bound_share=med(shares) if shares else None,
+    )
+
+
+def _health(
+    trace: Trace,
+    links: Links,
+    steps: StepWindows,
+    rows: tuple[StepMetrics, ...],
+    activity_step: np.ndarray,
+    replays: tuple[GraphReplay, ...],
+) -> tuple[HealthWarning, ...]:
+    gpu, rt = trace.gpu, trace.runtime
+    out: list[HealthWarning] = []
+
+    def warn(code: str, count: int, message: str) -> None:
+        if count:
+            out.append(HealthWarning(code, message, int(count)))
+
+    if len(gpu) == 0:
+        out.append(
+            HealthWarning(
+                "no_gpu_activity",
+                "the trace holds no GPU activity (kernel/memcpy/memset): CPU-only run, or CUPTI "
+                "did not record (CUDA-graph replays: start the profiler before the first replay)",
+                0,
+            )
+        )
+    unlinked = int(np.count_nonzero(links.launch_row < 0))
+    warn(
+        "unlinked_activities",
+        unlinked,
+        f"{unlinked} GPU activities have no launch call in the trace (they count as unattributed)",
+    )
+    unattributed = int(np.count_nonzero((activity_step < 0) & (links.launch_row >= 0)))
+    warn(
+        "unattributed_activities",
+        unattributed,
+        f"{unattributed} GPU activities were launched outside every ProfilerStep window",
+    )
+    kind = rt["kind"].to_numpy()
+    empty_graphs = int(np.count_nonzero((kind == LaunchKind.GRAPH) & ~links.is_launch))
+    warn(
+        "graph_launch_without_nodes",
+        empty_graphs,
+        f"{empty_graphs} graph launch calls have no GPU activity: their replays were not "
+        "traced (CUPTI started late?)",
+    )
+    no_work = [s.name for s in rows if s.gpu_start_ns is None]
+    if no_work and len(gpu):
+        warn(
+            "steps_without_gpu_work",
+            len(no_work),
+            f"{len(no_work)} steps have no GPU work: {', '.join(no_work[:5])}"
+            + (" …" if len(no_work) > 5 else ""),
+        )
+    warn(
+        "overlapping_steps",
+        steps.overlapping,
+        f"{steps.overlapping} ProfilerStep windows start before the previous one ends",
+    )
+    if len(gpu):
+        order = np.lexsort(
+            (gpu["ts_ns"].to_numpy(), gpu["stream"].to_numpy(), gpu["device"].to_numpy())
+        )
+        dev, st = gpu["device"].to_numpy()[order], gpu["stream"].to_numpy()[order]
+        ts, end = gpu["ts_ns"].to_numpy()[order], gpu["end_ns"].to_numpy()[order]
+        same = (dev[1:] == dev[:-1]) & (st[1:] == st[:-1])
+        overlaps = int(np.count_nonzero(same & (ts[1:] < end[:-1])))
+        warn(
+            "stream_overlap",
+            overlaps,
+            f"{overlaps} activities start before the previous activity on the same stream "
+            "ended (activities on one stream should not overlap: timing or ordering anomaly)",
+        )
+        lr = links.launch_row
+        has = lr >= 0
+        early = int(
+            np.count_nonzero(gpu["ts_ns"].to_numpy()[has] < rt["ts_ns"].to_numpy()[lr[has]])
+        )
+        warn(
+            "gpu_before_launch",
+            early,
+            f"{early} activities start before their launch call (CPU/GPU clock skew)",
+        )
+        overlap_periods = sum(
+            1
+            for a, b in pairwise(rows)
+            if a.gpu_end_ns is not None
+            and b.gpu_start_ns is not None
+            and b.gpu_start_ns < a.gpu_end_ns
+        )
+        warn(
+            "overlapping_step_gpu_work",
+            overlap_periods,
+            f"{overlap_periods} steps' GPU work starts before the previous step's work ends "
+            "(their periods overlap)",
+        )
+    devices = int(gpu["device"].nunique()) if len(gpu) else 0
+    if devices > 1:
+        out.append(
+            HealthWarning(
+                "multiple_devices",
+                f"GPU activity on {devices} devices: busy time is their union",
+                devices,
+            )
+        )
+    for note in trace.meta.notes:
+        out.append(HealthWarning("format", note, 0))
+    return tuple(out)

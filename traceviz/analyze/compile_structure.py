@@ -1,0 +1,139 @@
+"""torch.compile structure read from the trace alone (no Dynamo logs needed).
+
+Per step: ``Torch-Compiled Region: F/C`` events (F = frame id, C = compile id of that frame),
+graph breaks (more than one distinct frame in a step; independently compiled functions look the
+same, so this is an upper bound), ``TorchDynamo Cache Lookup`` time, ``## Call CompiledFxGraph``
+calls, compiles inside the profiled window (``_compile.compile_inner (dynamo_timed)``), and
+CUDA-graph-tree input copies: copy activities whose launch call sits inside a CompiledFxGraph
+call on the same thread, before that call's ``cudaGraphLaunch``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from traceviz.analyze.links import Links
+from traceviz.analyze.model import CompileStep, CompileStructure
+from traceviz.analyze.steps import StepWindows
+from traceviz.trace import Trace
+from traceviz.vocab import (
+    CACHE_LOOKUP,
+    COMPILED_FX_GRAPH_PREFIX,
+    COMPILED_REGION,
+    Category,
+    LaunchKind,
+)
+
+_COMPILE_INNER = "compile_inner (dynamo_timed)"
+
+
+def _codes(names, predicate) -> np.ndarray:
+    return np.fromiter((i for i, n in enumerate(names) if predicate(n)), dtype=np.int64)
+
+
+def compile_structure(
+    trace: Trace, links: Links, steps: StepWindows, launch_step: np.ndarray, triton_kernels: int
+) -> CompileStructure:
+    cpu = trace.cpu
+    names = cpu["name"].cat.categories
+    codes = cpu["name"].cat.codes.to_numpy()
+    cpu_step = steps.locate(cpu["ts_ns"].to_numpy())
+    n = len(steps)
+
+    region_codes = _codes(names, lambda s: COMPILED_REGION.match(s) is not None)
+    region_rows = np.flatnonzero(np.isin(codes, region_codes))
+    frames: list[set[str]] = [set() for _ in range(n)]
+    cids: list[set[str]] = [set() for _ in range(n)]
+    regions = np.zeros(n, np.int64)
+    recompiled: set[str] = set()
+    for r in region_rows:
+        m = COMPILED_REGION.match(names[codes[r]])
+        assert m is not None
+        frame, cid = m.group(1), m.group(2)
+        if int(cid) >= 1:
+            recompiled.add(f"{frame}/{cid}")
+        s = cpu_step[r]
+        if s >= 0:
+            regions[s] += 1
+            frames[s].add(frame)
+            cids[s].add(f"{frame}/{cid}")
+
+    def per_step_count(code_set: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        rows = np.flatnonzero(np.isin(codes, code_set) & (cpu_step >= 0))
+        out = np.zeros(n, np.int64)
+        np.add.at(out, cpu_step[rows], 1 if weights is None else weights[rows])
+        return out
+
+    lookup = per_step_count(_codes(names, lambda s: s == CACHE_LOOKUP), cpu["dur_ns"].to_numpy())
+    fx_codes = _codes(names, lambda s: s.startswith(COMPILED_FX_GRAPH_PREFIX))
+    fx_calls = per_step_count(fx_codes)
+    in_window = per_step_count(_codes(names, lambda s: s.endswith(_COMPILE_INNER)))
+    copies = _input_copies(trace, links, fx_codes, launch_step, n)
+
+    compiled = bool(len(region_rows)) or bool(np.isin(codes, fx_codes).any())
+    step_rows = tuple(
+        CompileStep(
+            step=steps.names[i],
+            regions=int(regions[i]),
+            frames=tuple(sorted(frames[i])),
+            compile_ids=tuple(sorted(cids[i])),
+            graph_breaks=max(0, len(frames[i]) - 1),
+            cache_lookup_ns=int(lookup[i]),
+            compiled_graph_calls=int(fx_calls[i]),
+            input_copies=int(copies[i]),
+            in_window_compiles=int(in_window[i]),
+        )
+        for i in range(n)
+    )
+    notes = []
+    if compiled and triton_kernels == 0 and len(trace.gpu):
+        notes.append("compiled regions ran but no Triton kernel was seen on the GPU")
+    if any(s.in_window_compiles for s in step_rows):
+        notes.append(
+            "compilation happened inside the profiled window: those steps include compile time"
+        )
+    return CompileStructure(
+        compiled=compiled,
+        steps=step_rows,
+        recompiled_regions=tuple(sorted(recompiled)),
+        triton_kernels=triton_kernels,
+        notes=tuple(notes),
+    )
+
+
+def _input_copies(
+    trace: Trace, links: Links, fx_codes: np.ndarray, launch_step: np.ndarray, n_steps: int
+) -> np.ndarray:
+    """Per step: copy activities launched inside a CompiledFxGraph call before its graph launch."""
+    out = np.zeros(n_steps, np.int64)
+    rt, cpu, gpu = trace.runtime, trace.cpu, trace.gpu
+    graph_rows = np.flatnonzero(links.is_launch & (rt["kind"].to_numpy() == LaunchKind.GRAPH))
+    if len(graph_rows) == 0 or len(fx_codes) == 0:
+        return out
+    fx = cpu.loc[
+        np.isin(cpu["name"].cat.codes.to_numpy(), fx_codes)
+        & (cpu["cat"].isin([Category.CPU_OP, Category.USER_ANNOTATION]).to_numpy()),
+        ["pid", "tid", "ts_ns", "end_ns"],
+    ]
+    # Copy activities and the launch call of each.
+    gnames = gpu["name"].cat.categories
+    copy_codes = _codes(gnames, lambda s: "copy" in s.lower() or s.startswith("Memcpy DtoD"))
+    is_copy = np.isin(gpu["name"].cat.codes.to_numpy(), copy_codes) & (links.launch_row >= 0)
+    copy_launch = links.launch_row[is_copy]
+    rt_pid, rt_tid, rt_ts = (rt[c].to_numpy() for c in ("pid", "tid", "ts_ns"))
+    for (pid, tid), f in fx.groupby(["pid", "tid"], sort=False):
+        f_ts, f_end = f["ts_ns"].to_numpy(), f["end_ns"].to_numpy()
+        order = np.argsort(f_ts, kind="stable")
+        f_ts, f_end = f_ts[order], f_end[order]
+        on_thread = graph_rows[(rt_pid[graph_rows] == pid) & (rt_tid[graph_rows] == tid)]
+        c_on = copy_launch[(rt_pid[copy_launch] == pid) & (rt_tid[copy_launch] == tid)]
+        c_ts = np.sort(rt_ts[c_on])
+        for g in on_thread:
+            k = np.searchsorted(f_ts, rt_ts[g], side="right") - 1
+            if k < 0 or f_end[k] < rt_ts[g]:
+                continue
+            lo = np.searchsorted(c_ts, f_ts[k], side="left")
+            hi = np.searchsorted(c_ts, rt_ts[g], side="left")
+            if launch_step[g] >= 0:
+                out[launch_step[g]] += hi - lo
+    return out

@@ -1,0 +1,290 @@
+"""Frozen, typed results of the analysis. All times are integer nanoseconds (``*_ns``).
+
+Definitions are in ``docs/metrics.md``; this module only names and shapes them. Renderers turn
+``*_ns`` into ``*_us`` for display (``ns / 1000``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from traceviz.vocab import GAP_CLASS_NAMES
+
+
+@dataclass(frozen=True)
+class StepMetrics:
+    """One step (a ``ProfilerStep#N`` CPU window, or the whole trace when there are none)."""
+
+    index: int  # position in the trace, 0-based
+    name: str  # "ProfilerStep#N" or "trace"
+    number: int | None  # N
+    cpu_start_ns: int
+    cpu_ns: int  # ProfilerStep duration on the CPU
+    kernels: int
+    memcpys: int
+    memsets: int
+    launches: int  # launch calls starting in the CPU window
+    graph_launches: int
+    gpu_start_ns: int | None  # first attributed activity start (None: no GPU work)
+    gpu_end_ns: int | None  # last attributed activity end
+    period_ns: int
+    gpu_busy_ns: int
+    host_wait_ns: int
+    sync_wait_ns: int
+    graph_internal_ns: int
+    other_idle_ns: int
+
+    @property
+    def activities(self) -> int:
+        return self.kernels + self.memcpys + self.memsets
+
+    @property
+    def idle_ns(self) -> int:
+        return self.host_wait_ns + self.sync_wait_ns + self.graph_internal_ns + self.other_idle_ns
+
+    @property
+    def cpu_bound_share(self) -> float | None:
+        """``(host_wait + sync_wait) / period``; ``None`` for a step with no GPU activity."""
+        if self.period_ns <= 0:
+            return None
+        return (self.host_wait_ns + self.sync_wait_ns) / self.period_ns
+
+
+@dataclass(frozen=True)
+class GapTable:
+    """Every idle gap of every step, as columns (one row per gap, sorted by step then start).
+
+    ``activity`` is the row (in ``Trace.gpu``) of the activity that ends the gap; ``cls`` is a
+    :class:`~traceviz.vocab.GapClass`; ``tail`` marks the hole from a step's last activity end
+    to its period end.
+    """
+
+    step: np.ndarray  # int32 step index
+    start_ns: np.ndarray  # int64
+    end_ns: np.ndarray  # int64
+    cls: np.ndarray  # int8 GapClass
+    stream: np.ndarray  # int64, stream of the ending activity
+    activity: np.ndarray  # int64 row in Trace.gpu
+    tail: np.ndarray  # bool
+
+    @property
+    def duration_ns(self) -> np.ndarray:
+        return self.end_ns - self.start_ns
+
+    def __len__(self) -> int:
+        return len(self.start_ns)
+
+
+@dataclass(frozen=True)
+class GapStats:
+    """Distribution of one class of gaps in one scope (``scope`` is "step", "stream" or "all")."""
+
+    scope: str
+    key: str  # step name, "stream N", or "all"
+    gap_class: str  # one of GAP_CLASS_NAMES
+    count: int
+    p50_ns: int  # nearest-rank percentiles: an actual gap length
+    p90_ns: int
+    max_ns: int
+    sum_ns: int
+
+
+@dataclass(frozen=True)
+class GraphReplay:
+    """One CUDA-graph launch call and the GPU activities it replayed."""
+
+    correlation: int
+    step: str | None  # step name, None when the launch is outside every step
+    launch_name: str
+    nodes: int
+    kernels: int
+    launch_start_ns: int
+    launch_ns: int  # CPU duration of the launch call
+    first_start_ns: int
+    last_end_ns: int
+    busy_ns: int  # union of the node intervals
+
+    @property
+    def span_ns(self) -> int:
+        return self.last_end_ns - self.first_start_ns
+
+    @property
+    def internal_gap_ns(self) -> int:
+        return self.span_ns - self.busy_ns
+
+    @property
+    def launch_to_first_ns(self) -> int:
+        return self.first_start_ns - self.launch_start_ns
+
+
+@dataclass(frozen=True)
+class KernelFamilyRow:
+    """Attributed + unattributed GPU activities of one family."""
+
+    family: str
+    count: int
+    total_ns: int
+    share: float  # of all activity time
+
+
+@dataclass(frozen=True)
+class KernelRow:
+    """One distinct GPU activity name."""
+
+    name: str
+    family: str
+    count: int
+    total_ns: int
+    mean_ns: int
+    min_ns: int
+    max_ns: int
+
+
+@dataclass(frozen=True)
+class TritonKernelRow:
+    """A Triton kernel with what Inductor fused into it (parsed from its name)."""
+
+    name: str
+    kind: str  # pointwise, reduction, persistent_reduction, template, foreach, ...
+    fused_ops: tuple[str, ...]
+    count: int
+    total_ns: int
+
+
+@dataclass(frozen=True)
+class CompileStep:
+    """torch.compile structure seen in one step."""
+
+    step: str
+    regions: int  # Torch-Compiled Region events
+    frames: tuple[str, ...]  # distinct frame ids F
+    compile_ids: tuple[str, ...]  # distinct "F/C"
+    graph_breaks: int  # distinct frames - 1 (0 when one or none)
+    cache_lookup_ns: int  # total TorchDynamo Cache Lookup time
+    compiled_graph_calls: int  # "## Call CompiledFxGraph" events
+    input_copies: int  # copy activities launched inside a CompiledFxGraph before a graph launch
+    in_window_compiles: int  # "(dynamo_timed)" events: compilation inside the profiled window
+
+
+@dataclass(frozen=True)
+class CompileStructure:
+    """torch.compile facts derived from the trace alone."""
+
+    compiled: bool  # any compiled region or CompiledFxGraph call seen
+    steps: tuple[CompileStep, ...]
+    recompiled_regions: tuple[str, ...]  # "F/C" with C >= 1
+    triton_kernels: int  # GPU activities whose family is triton
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HealthWarning:
+    """Something in the trace that limits what its numbers can say."""
+
+    code: str
+    message: str
+    count: int = 0
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Whole-trace counts and sums (over all steps unless said otherwise)."""
+
+    steps: int
+    steps_with_gpu: int
+    activities: int
+    kernels: int
+    memcpys: int
+    memsets: int
+    attributed: int
+    unattributed: int  # activities whose launch call is in no step (or unknown)
+    unlinked: int  # activities with no launch call at all (subset of unattributed)
+    launches: int  # launch calls (correlated with >= 1 activity), all of the trace
+    kernel_launches: int
+    graph_launches: int
+    memcpy_launches: int
+    memset_launches: int
+    triton_kernels: int
+    gpu_window_ns: int  # first activity start -> last activity end, all activities
+    gpu_busy_all_ns: int  # union of all activity intervals, all streams
+    period_ns: int  # sums over steps
+    gpu_busy_ns: int
+    host_wait_ns: int
+    sync_wait_ns: int
+    graph_internal_ns: int
+    other_idle_ns: int
+    cpu_ns: int
+
+    @property
+    def cpu_bound_share(self) -> float | None:
+        if self.period_ns <= 0:
+            return None
+        return (self.host_wait_ns + self.sync_wait_ns) / self.period_ns
+
+
+@dataclass(frozen=True)
+class PerStep:
+    """Medians over the steps that have GPU work: what comparisons use."""
+
+    kernels: float
+    launches: float
+    graph_launches: float
+    activities: float
+    period_ns: float
+    gpu_busy_ns: float
+    host_wait_ns: float
+    sync_wait_ns: float
+    graph_internal_ns: float
+    other_idle_ns: float
+    cpu_ns: float
+    cpu_bound_share: float | None
+
+    @property
+    def kernels_per_launch(self) -> float | None:
+        return self.activities / self.launches if self.launches else None
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything traceviz computes from one trace."""
+
+    steps: tuple[StepMetrics, ...]
+    gaps: GapTable
+    gap_stats: tuple[GapStats, ...]
+    graph_replays: tuple[GraphReplay, ...]
+    kernel_families: tuple[KernelFamilyRow, ...]
+    top_kernels: tuple[KernelRow, ...]
+    triton_kernels: tuple[TritonKernelRow, ...]
+    compile: CompileStructure
+    health: tuple[HealthWarning, ...]
+    totals: Totals
+    per_step: PerStep
+    activity_step: np.ndarray = field(repr=False)  # int32 per Trace.gpu row, -1 unattributed
+    activity_family: np.ndarray = field(repr=False)  # object: family name per Trace.gpu row
+
+    def representative_step(self) -> StepMetrics | None:
+        """The step with GPU work whose period is the median (lower median for even counts)."""
+        with_gpu = sorted((s for s in self.steps if s.period_ns > 0), key=lambda s: s.period_ns)
+        if not with_gpu:
+            return None
+        return with_gpu[(len(with_gpu) - 1) // 2]
+
+
+__all__ = [
+    "GAP_CLASS_NAMES",
+    "Analysis",
+    "CompileStep",
+    "CompileStructure",
+    "GapStats",
+    "GapTable",
+    "GraphReplay",
+    "HealthWarning",
+    "KernelFamilyRow",
+    "KernelRow",
+    "PerStep",
+    "StepMetrics",
+    "Totals",
+    "TritonKernelRow",
+]

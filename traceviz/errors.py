@@ -1,0 +1,35 @@
+"""Errors a user can cause with bad input, each mapped to a CLI exit code.
+
+The CLI prints ``str(error)`` as one line on stderr and exits with ``error.exit_code``;
+anything else escaping is a bug in traceviz.
+"""
+
+from __future__ import annotations
+
+
+class TracevizError(Exception):
+    """Base class for errors caused by input, not by traceviz itself."""
+
+    exit_code = 1
+
+
+class TraceNotFoundError(TracevizError):
+    """The trace path does not exist or is not a readable file."""
+
+
+class TraceDecodeError(TracevizError):
+    """The file is not valid (gzip-compressed) JSON: empty, truncated, corrupt."""
+
+
+class NotATraceError(TracevizError):
+    """Valid JSON, but not a Chrome/Kineto trace (no ``traceEvents`` of timed events)."""
+
+
+class OutputExistsError(TracevizError):
+    """Refusing to overwrite an existing output without ``--force``."""
+
+
+class UsageError(TracevizError):
+    """Arguments that cannot work together (the message says which)."""
+
+    exit_code = 2

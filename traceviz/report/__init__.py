@@ -1,0 +1,1 @@
+"""Report model and renderers (JSON, text, HTML, Markdown): they format, never compute."""

@@ -1,0 +1,324 @@
+"""``load(path) -> Trace``: bytes → top-level split → chunked event decode → tables."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+import pandas as pd
+
+from traceviz.errors import NotATraceError, TraceDecodeError
+from traceviz.trace.decode import ColumnChunk, decode_chunk, split_event_array, string_id
+from traceviz.trace.source import read_trace_bytes
+from traceviz.trace.tables import DeviceInfo, Trace, TraceMeta
+from traceviz.vocab import Category, is_sync_call, launch_kind
+
+#: Bytes of event JSON decoded at a time (bounds the transient per-event objects).
+CHUNK_BYTES = 32 * 1024 * 1024
+#: Traces at least this large are decoded by two worker processes when the machine has >1 core.
+PARALLEL_MIN_BYTES = 96 * 1024 * 1024
+
+Progress = Callable[[int, int], None]
+
+
+def load(path: str | Path, progress: Progress | None = None) -> Trace:
+    """Load a Kineto/Chrome trace (``.json`` or gzip, object or legacy array form).
+
+    ``progress(done_bytes, total_bytes)`` is called as event chunks are decoded.
+    Raises :class:`~traceviz.errors.TracevizError` subclasses on bad input.
+    """
+    data, gzipped, on_disk = read_trace_bytes(path)
+    top, events_buf, form, notes = _split_top_level(data, str(path))
+    chunks = _decode_all(events_buf, progress, notes)
+    del events_buf
+    return _build_trace(str(path), on_disk, len(data), gzipped, form, top, chunks, notes)
+
+
+# --- top level -------------------------------------------------------------------------------
+
+_TOP_DECODER = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+def _split_top_level(data: bytes, path: str) -> tuple[dict[str, Any], memoryview, str, list[str]]:
+    """Return the decoded top-level metadata, the raw bytes of ``traceEvents``, and the form."""
+    notes: list[str] = []
+    first = data.lstrip()[:1]
+    if not first:
+        raise TraceDecodeError(f"{path}: empty file")
+    if first == b"[":
+        try:
+            msgspec.json.decode(data, type=msgspec.Raw)
+        except msgspec.DecodeError as exc:
+            data = _repair(data, path, exc, notes)
+        notes.append("legacy top-level array form (no metadata)")
+        return {}, memoryview(data), "array", notes
+    if first != b"{":
+        raise TraceDecodeError(f"{path}: not JSON (starts with {first!r})")
+    try:
+        raw_top = _TOP_DECODER.decode(data)
+    except msgspec.DecodeError as exc:
+        data = _repair(data, path, exc, notes)
+        raw_top = _TOP_DECODER.decode(data)
+    events_raw = raw_top.pop("traceEvents", None)
+    if events_raw is None:
+        raise NotATraceError(
+            f"{path}: JSON object without 'traceEvents': not a Chrome/Kineto trace"
+        )
+    top: dict[str, Any] = {}
+    for key, raw in raw_top.items():
+        try:
+            top[key] = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            notes.append(f"top-level key {key!r} is not valid JSON; ignored")
+    events_buf = memoryview(events_raw)
+    if events_buf[:1] != b"[":
+        raise NotATraceError(f"{path}: 'traceEvents' is not an array")
+    return top, events_buf, "object", notes
+
+
+def _repair(data: bytes, path: str, exc: Exception, notes: list[str]) -> bytes:
+    """Second chance for JSON that Kineto wrote invalid: control characters in names
+    (``strict=False``) and bare ``N/A`` / ``inf`` / ``nan`` tokens. Truncation is final."""
+    msg = str(exc)
+    if "truncated" in msg:
+        raise TraceDecodeError(f"{path}: truncated JSON (the file ends mid-trace)") from None
+    text = data.decode("utf-8", "replace")
+    text = _BARE_TOKENS.sub(r'\1"\2"', text)
+    try:
+        obj = json.loads(text, strict=False)
+    except json.JSONDecodeError as exc2:
+        raise TraceDecodeError(
+            f"{path}: not valid JSON ({exc2.msg} at line {exc2.lineno})"
+        ) from None
+    notes.append("invalid JSON repaired (control characters or bare N/A/inf tokens)")
+    return msgspec.json.encode(obj)
+
+
+_BARE_TOKENS = re.compile(r"(:\s*)(N/A|-?inf|-?Infinity|nan|NaN)(?=\s*[,}\]])")
+
+
+# --- events ----------------------------------------------------------------------------------
+
+
+def _decode_all(buf: memoryview, progress: Progress | None, notes: list[str]) -> list[ColumnChunk]:
+    total = len(buf)
+    spans = split_event_array(buf, CHUNK_BYTES)
+    try:
+        if len(spans) > 1 and total >= PARALLEL_MIN_BYTES and (os.cpu_count() or 1) > 1:
+            from traceviz.trace.parallel import decode_spans_parallel
+
+            return decode_spans_parallel(buf, spans, progress)
+        out = []
+        for start, end in spans:
+            out.append(decode_chunk(b"[" + buf[start:end] + b"]"))
+            if progress is not None:
+                progress(end, total)
+        return out
+    except msgspec.DecodeError as exc:
+        if len(spans) == 1:
+            raise TraceDecodeError(f"events are not valid JSON ({exc})") from None
+        notes.append("chunked decoding failed (a name contains '}, {'?); decoded in one piece")
+        return [decode_chunk(buf)]
+    except msgspec.ValidationError as exc:
+        raise NotATraceError(f"traceEvents entries are not event objects ({exc})") from None
+
+
+# --- tables ----------------------------------------------------------------------------------
+
+
+def _concat(chunks: list[ColumnChunk]) -> tuple[dict[str, np.ndarray], list[str]]:
+    global_index: dict[str, int] = {}
+    name_parts = []
+    for c in chunks:
+        lut = np.fromiter(
+            (global_index.setdefault(n, len(global_index)) for n in c.names),
+            dtype=np.int32,
+            count=len(c.names),
+        )
+        name_parts.append(lut[c.name] if len(c.name) else c.name)
+    cols = {
+        k: np.concatenate([getattr(c, k) for c in chunks])
+        for k in ("cat", "pid", "tid", "ts_ns", "dur_ns", "correlation", "external_id")
+    }
+    cols["name"] = np.concatenate(name_parts) if name_parts else np.zeros(0, np.int32)
+    return cols, list(global_index)
+
+
+def _table(cols: dict[str, np.ndarray], mask: np.ndarray, names: pd.Index, keys: Iterable[str]):
+    idx = np.flatnonzero(mask)
+    order = idx[np.argsort(cols["ts_ns"][idx], kind="stable")]
+    data: dict[str, Any] = {}
+    for k in keys:
+        if k == "name":
+            data[k] = pd.Categorical.from_codes(cols["name"][order], categories=names)
+        elif k == "end_ns":
+            data[k] = cols["ts_ns"][order] + cols["dur_ns"][order]
+        else:
+            data[k] = cols[k][order]
+    return pd.DataFrame(data)
+
+
+def _build_trace(
+    path: str,
+    on_disk: int,
+    json_bytes: int,
+    gzipped: bool,
+    form: str,
+    top: dict[str, Any],
+    chunks: list[ColumnChunk],
+    notes: list[str],
+) -> Trace:
+    n_events = sum(c.n_events for c in chunks)
+    counts: dict[str, int] = {}
+    string_ids: dict[int, str] = {}
+    meta_rows: list[tuple[str, Any, Any, Any]] = []
+    for c in chunks:
+        for k, v in c.category_counts.items():
+            counts[k] = counts.get(k, 0) + v
+        string_ids.update(c.string_ids)
+        meta_rows.extend(c.metadata_rows)
+    cols, name_list = _concat(chunks)
+    if n_events and not len(cols["cat"]) and not meta_rows:
+        raise NotATraceError(f"{path}: no timed ('ph': 'X') events of a known category")
+    names = pd.Index(name_list, dtype=object)
+    cat = cols["cat"]
+
+    gpu_mask = np.isin(cat, [Category.KERNEL, Category.GPU_MEMCPY, Category.GPU_MEMSET])
+    gpu = _table(
+        cols,
+        gpu_mask,
+        names,
+        ("cat", "name", "pid", "tid", "ts_ns", "dur_ns", "end_ns", "correlation", "external_id"),
+    )
+    gpu = gpu.rename(columns={"pid": "device", "tid": "stream"})
+
+    rt_mask = np.isin(cat, [Category.CUDA_RUNTIME, Category.CUDA_DRIVER])
+    runtime = _table(
+        cols,
+        rt_mask,
+        names,
+        ("name", "pid", "tid", "ts_ns", "dur_ns", "end_ns", "correlation", "external_id"),
+    )
+    kind_by_name = np.fromiter(
+        (launch_kind(n) for n in name_list), dtype=np.int8, count=len(name_list)
+    )
+    sync_by_name = np.fromiter(
+        (is_sync_call(n) for n in name_list), dtype=bool, count=len(name_list)
+    )
+    rt_codes = runtime["name"].cat.codes.to_numpy()
+    runtime["kind"] = kind_by_name[rt_codes] if len(rt_codes) else np.zeros(0, np.int8)
+    runtime["is_sync"] = sync_by_name[rt_codes] if len(rt_codes) else np.zeros(0, bool)
+
+    cpu_mask = np.isin(cat, [Category.CPU_OP, Category.USER_ANNOTATION])
+    cpu = _table(
+        cols,
+        cpu_mask,
+        names,
+        ("cat", "name", "pid", "tid", "ts_ns", "dur_ns", "end_ns", "external_id"),
+    )
+
+    span_idx = np.flatnonzero(cat == Category.TRACE_SPAN)
+    trace_span = None
+    if len(span_idx):
+        i = span_idx[0]
+        trace_span = (int(cols["ts_ns"][i]), int(cols["ts_ns"][i] + cols["dur_ns"][i]))
+
+    process_names, thread_names = _process_thread_names(meta_rows, string_ids)
+    base = top.get("baseTimeNanoseconds")
+    base_ns = int(base) if isinstance(base, (int, float)) and not isinstance(base, bool) else None
+    if base_ns is None:
+        notes.append("no baseTimeNanoseconds: timestamps are absolute epoch microseconds")
+    meta = TraceMeta(
+        path=path,
+        size_bytes=on_disk,
+        json_bytes=json_bytes,
+        gzipped=gzipped,
+        form=form,
+        events=n_events,
+        base_time_ns=base_ns,
+        timestamps="relative" if base_ns is not None else "absolute",
+        schema_version=top.get("schemaVersion")
+        if isinstance(top.get("schemaVersion"), int)
+        else None,
+        devices=_devices(top.get("deviceProperties")),
+        distributed=top.get("distributedInfo")
+        if isinstance(top.get("distributedInfo"), dict)
+        else None,
+        metadata={
+            k: v
+            for k, v in top.items()
+            if k
+            not in ("deviceProperties", "distributedInfo", "baseTimeNanoseconds", "schemaVersion")
+        },
+        category_counts=counts,
+        process_names=process_names,
+        thread_names=thread_names,
+        string_ids=string_ids,
+        trace_span_ns=trace_span,
+        notes=tuple(notes),
+    )
+    return Trace(meta=meta, gpu=gpu, runtime=runtime, cpu=cpu)
+
+
+def _devices(props: Any) -> tuple[DeviceInfo, ...]:
+    if not isinstance(props, list):
+        return ()
+    out = []
+    for p in props:
+        if not isinstance(p, dict):
+            continue
+        major, minor = p.get("computeMajor"), p.get("computeMinor")
+        out.append(
+            DeviceInfo(
+                id=int(p.get("id", len(out))),
+                name=str(p.get("name", "?")),
+                sms=p.get("numSms") if isinstance(p.get("numSms"), int) else None,
+                total_memory_bytes=p.get("totalGlobalMem")
+                if isinstance(p.get("totalGlobalMem"), int)
+                else None,
+                compute_capability=f"{major}.{minor}" if major is not None else None,
+            )
+        )
+    return tuple(out)
+
+
+def _as_id(v: Any, string_ids: dict[int, str]) -> int | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str):
+        sid = string_id(v)
+        string_ids.setdefault(sid, v)
+        return sid
+    return None
+
+
+def _process_thread_names(
+    rows: list[tuple[str, Any, Any, Any]], string_ids: dict[int, str]
+) -> tuple[dict[int, str], dict[tuple[int, int], str]]:
+    """Deduplicated ``process_name`` / ``process_labels`` / ``thread_name`` metadata rows."""
+    procs: dict[int, str] = {}
+    labels: dict[int, str] = {}
+    threads: dict[tuple[int, int], str] = {}
+    for kind, pid, tid, value in rows:
+        p = _as_id(pid, string_ids)
+        if p is None or not isinstance(value, str):
+            continue
+        if kind == "process_name":
+            procs.setdefault(p, value)
+        elif kind == "process_labels":
+            labels.setdefault(p, value)
+        elif kind == "thread_name":
+            t = _as_id(tid, string_ids)
+            if t is not None:
+                threads.setdefault((p, t), value.strip())
+    for p, label in labels.items():
+        procs[p] = f"{procs[p]} ({label})" if p in procs else label
+    return procs, threads
