@@ -120,13 +120,13 @@ def _decode_all(buf: memoryview, progress: Progress | None, notes: list[str]) ->
             if progress is not None:
                 progress(end, total)
         return out
+    except msgspec.ValidationError as exc:
+        raise NotATraceError(f"traceEvents entries are not event objects ({exc})") from None
     except msgspec.DecodeError as exc:
         if len(spans) == 1:
             raise TraceDecodeError(f"events are not valid JSON ({exc})") from None
         notes.append("chunked decoding failed (a name contains '}, {'?); decoded in one piece")
         return [decode_chunk(buf)]
-    except msgspec.ValidationError as exc:
-        raise NotATraceError(f"traceEvents entries are not event objects ({exc})") from None
 
 
 # --- tables ----------------------------------------------------------------------------------

@@ -1,0 +1,93 @@
+"""`traceviz report` end to end, in a real subprocess: output, errors, and no torch import."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.kineto import TraceBuilder
+
+STEP_KEYS = {
+    "name", "cpu_us", "kernels", "memcpys", "memsets", "launches", "graph_launches",
+    "gpu_busy_us", "period_us", "host_wait_us", "sync_wait_us", "graph_internal_us",
+    "other_idle_us", "cpu_bound_share",
+}
+
+
+def traceviz(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "traceviz", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.fixture
+def trace_file(tmp_path: Path) -> Path:
+    b = TraceBuilder()
+    b.step(1, 0, 100_000)
+    b.kernel(launch_ts=1_000, ts=10_000, dur=5_000)
+    b.kernel(launch_ts=30_000, ts=40_000, dur=5_000)
+    return b.write(tmp_path / "t.json.gz", gzipped=True)
+
+
+def test_json_report_has_the_documented_keys_and_numbers(trace_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    r = traceviz("report", str(trace_file), "--format", "json", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    for key in ("trace", "steps", "graph_replays", "kernel_families", "top_kernels", "compile",
+                "health", "totals"):
+        assert key in doc
+    (step,) = doc["steps"]
+    assert STEP_KEYS <= set(step)
+    assert (step["kernels"], step["period_us"], step["gpu_busy_us"], step["host_wait_us"]) == (
+        2, 35.0, 10.0, 25.0)
+    assert doc["trace"]["devices"][0]["name"] == "Test GPU"
+
+
+def test_existing_output_is_not_overwritten_without_force(trace_file: Path,
+                                                          tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    out.write_text("keep me")
+    r = traceviz("report", str(trace_file), "-f", "json", "-o", str(out))
+    assert r.returncode == 1 and "--force" in r.stderr and out.read_text() == "keep me"
+    assert traceviz("report", str(trace_file), "-f", "json", "-o", str(out), "--force"
+                    ).returncode == 0
+    assert json.loads(out.read_text())["steps"]
+
+
+def test_text_report_prints_a_step_table(trace_file: Path) -> None:
+    r = traceviz("report", str(trace_file), "--format", "text")
+    assert r.returncode == 0, r.stderr
+    assert "ProfilerStep#1" in r.stdout and "CPU-bound share" in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [(None, "no such file"), (b"not json", "not JSON"), (b'{"traceEvents": [{"ph"', "truncated"),
+     (b'{"x": 1}', "not a Chrome/Kineto trace"), (b"\x1f\x8b\x08\x00junk", "gzip")],
+)
+def test_bad_input_is_one_line_and_exit_code_1(tmp_path: Path, content: bytes | None,
+                                               needle: str) -> None:
+    p = tmp_path / "bad.json"
+    if content is not None:
+        p.write_bytes(content)
+    r = traceviz("report", str(p), "--format", "json")
+    assert r.returncode == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in r.stderr
+
+
+def test_report_path_never_imports_torch(trace_file: Path) -> None:
+    code = (
+        "import sys\nfrom traceviz.cli.app import app\n"
+        f"try:\n    app(['report', {str(trace_file)!r}, '--format', 'json'])\n"
+        "except SystemExit:\n    pass\n"
+        "heavy = [m for m in ('torch', 'triton', 'hta', 'plotly') if m in sys.modules]\n"
+        "sys.stderr.write('HEAVY=' + ','.join(heavy))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "HEAVY=" in r.stderr
+    assert r.stderr.split("HEAVY=")[1].strip() == ""
