@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from traceviz.trace.load import Progress
+from traceviz.trace.loader import Progress
 
 #: Files at least this large (on disk) get a progress bar.
 PROGRESS_MIN_BYTES = 32 * 1024 * 1024
