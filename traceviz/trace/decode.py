@@ -20,16 +20,16 @@ from typing import Any
 
 import msgspec
 import numpy as np
+import pandas as pd
 
 from traceviz.vocab import CATEGORY_BY_NAME, Category
 
 #: Rows whose ``args.correlation`` / ``External id`` is absent carry this value.
 MISSING_ID = -1
 
-PH_X, PH_M, PH_OTHER = 1, 2, 0
 
-_KEPT_X = frozenset(
-    {
+_KEPT_X = np.array(
+    [
         Category.KERNEL,
         Category.GPU_MEMCPY,
         Category.GPU_MEMSET,
@@ -37,20 +37,33 @@ _KEPT_X = frozenset(
         Category.CUDA_DRIVER,
         Category.CPU_OP,
         Category.USER_ANNOTATION,
-        Category.TRACE_SPAN,
-    }
+    ],
+    dtype=np.int8,
 )
 
 
-class _Args(msgspec.Struct):
-    correlation: Any = None
-    external_id: Any = msgspec.field(default=None, name="External id")
-    external_id_legacy: Any = msgspec.field(default=None, name="external id")
-    name: Any = None
-    labels: Any = None
+class _Args(msgspec.Struct, gc=False):
+    correlation: int = MISSING_ID
+    external_id: int = msgspec.field(default=MISSING_ID, name="External id")
+    external_id_legacy: int = msgspec.field(default=MISSING_ID, name="external id")
+    name: str | None = None
+    labels: str | None = None
 
 
-class _Event(msgspec.Struct):
+class _Event(msgspec.Struct, gc=False):
+    """Typed view of an event: the fast path. Odd values fall back to :class:`_LooseEvent`."""
+
+    ph: str = ""
+    cat: str = ""
+    name: str = ""
+    pid: int | str = 0
+    tid: int | str = 0
+    ts: float = 0.0
+    dur: float = 0.0
+    args: _Args | None = None
+
+
+class _LooseEvent(msgspec.Struct, gc=False):
     ph: Any = None
     cat: Any = None
     name: Any = None
@@ -61,12 +74,8 @@ class _Event(msgspec.Struct):
     args: Any = None
 
 
-class _EventTypedArgs(_Event):
-    args: _Args | None = None
-
-
-_CHUNK_DECODER = msgspec.json.Decoder(list[_EventTypedArgs])
-_ARGS_DECODER = msgspec.convert
+_CHUNK_DECODER = msgspec.json.Decoder(list[_Event])
+_LOOSE_DECODER = msgspec.json.Decoder(list[_LooseEvent])
 
 
 @dataclass(frozen=True)
@@ -86,6 +95,7 @@ class ColumnChunk:
     n_events: int
     category_counts: dict[str, int]
     string_ids: dict[int, str]  # synthetic numeric id -> original string pid/tid
+    trace_spans: list[tuple[int, int]]  # (ts_ns, dur_ns) of the profiler's "Trace" span events
 
 
 _STREAM_RE = re.compile(r"(\d+)")
@@ -141,21 +151,9 @@ def _to_id(v: Any) -> int:
         return MISSING_ID
 
 
-def _ids(values: list[Any]) -> np.ndarray:
-    try:
-        arr = np.asarray(values)
-        if arr.dtype.kind in "iu":
-            return arr.astype(np.int64, copy=False)
-    except (TypeError, ValueError, OverflowError):
-        pass
-    return np.fromiter((_to_id(v) for v in values), dtype=np.int64, count=len(values))
-
-
 def _pid_tid(values: list[Any], string_ids: dict[int, str]) -> np.ndarray:
     try:
-        arr = np.asarray(values)
-        if arr.dtype.kind in "iu":
-            return arr.astype(np.int64, copy=False)
+        return np.array(values, dtype=np.int64)
     except (TypeError, ValueError, OverflowError):
         pass
     out = np.empty(len(values), dtype=np.int64)
@@ -169,94 +167,106 @@ def _pid_tid(values: list[Any], string_ids: dict[int, str]) -> np.ndarray:
     return out
 
 
-def _category(cat: Any) -> Category:
-    if cat.__class__ is str:
-        c = CATEGORY_BY_NAME.get(cat)
-        if c is None:
-            c = CATEGORY_BY_NAME.get(cat.lower(), Category.OTHER)
-        return c
-    return Category.OTHER
+def _category(cat: Any) -> int:
+    if not isinstance(cat, str):
+        return Category.OTHER
+    c = CATEGORY_BY_NAME.get(cat)
+    return c if c is not None else CATEGORY_BY_NAME.get(cat.lower(), Category.OTHER)
 
 
-def decode_events(buf: bytes | memoryview) -> list[_EventTypedArgs]:
-    """Decode a JSON array of events; tolerate odd ``args`` by decoding them loosely."""
+def decode_events(buf: bytes | memoryview) -> list[Any]:
+    """Decode a JSON array of events: typed fast path, loose fallback for odd value types."""
     try:
         return _CHUNK_DECODER.decode(buf)
     except msgspec.ValidationError:
-        loose = msgspec.json.decode(buf, type=list[_Event])
-        return [_with_loose_args(e) for e in loose]
+        return [_normalise(e) for e in _LOOSE_DECODER.decode(buf)]
 
 
-def _with_loose_args(e: _Event) -> _EventTypedArgs:
+def _normalise(e: _LooseEvent) -> _Event:
+    """Coerce one loosely decoded event into the typed shape (the slow, rare path)."""
     a = e.args
     args = None
     if isinstance(a, dict):
         args = _Args(
-            correlation=a.get("correlation"),
-            external_id=a.get("External id"),
-            external_id_legacy=a.get("external id"),
-            name=a.get("name"),
-            labels=a.get("labels"),
+            correlation=_to_id(a.get("correlation")),
+            external_id=_to_id(a.get("External id")),
+            external_id_legacy=_to_id(a.get("external id")),
+            name=a.get("name") if isinstance(a.get("name"), str) else None,
+            labels=a.get("labels") if isinstance(a.get("labels"), str) else None,
         )
-    return _EventTypedArgs(e.ph, e.cat, e.name, e.pid, e.tid, e.ts, e.dur, args)
+    pid = e.pid if isinstance(e.pid, (int, str)) and not isinstance(e.pid, bool) else 0
+    tid = e.tid if isinstance(e.tid, (int, str)) and not isinstance(e.tid, bool) else 0
+    return _Event(
+        ph=e.ph if isinstance(e.ph, str) else "",
+        cat=e.cat if isinstance(e.cat, str) else "",
+        name=e.name if isinstance(e.name, str) else ("" if e.name is None else str(e.name)),
+        pid=pid,
+        tid=tid,
+        ts=_to_float(e.ts),
+        dur=_to_float(e.dur),
+        args=args,
+    )
 
 
-def columns_from_events(events: list[_EventTypedArgs]) -> ColumnChunk:
-    """Keep timed events traceviz uses and metadata rows; turn them into columns."""
-    category_counts: dict[str, int] = {}
-    kept: list[_EventTypedArgs] = []
-    cats: list[int] = []
-    metadata_rows: list[tuple[str, Any, Any, Any]] = []
-    for e in events:
-        ph = e.ph
-        if ph == "X":
-            c = _category(e.cat)
-            key = e.cat if e.cat.__class__ is str else "?"
-            category_counts[key] = category_counts.get(key, 0) + 1
-            if c in _KEPT_X:
-                kept.append(e)
-                cats.append(c)
-        elif ph == "M":
-            a = e.args
-            val = None if a is None else (a.name if a.name is not None else a.labels)
-            metadata_rows.append((str(e.name), e.pid, e.tid, val))
+def _factorize(values: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Codes (int32, in order of first appearance) and the distinct values, hashed in C."""
+    if not values:
+        return np.zeros(0, np.int32), []
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), sort=False)
+    return codes.astype(np.int32, copy=False), uniques.tolist()
+
+
+def columns_from_events(events: list[_Event]) -> ColumnChunk:
+    """Keep the timed events traceviz uses (and metadata rows); turn them into columns.
+
+    Every step is a bulk pass (list comprehension or numpy), never per-event Python logic.
+    """
+    ph_codes, ph_values = _factorize([e.ph for e in events])
+    cat_codes, cat_values = _factorize([e.cat for e in events])
+    cat_lut = np.array([_category(c) for c in cat_values] or [0], dtype=np.int8)
+    cat = cat_lut[cat_codes] if len(events) else np.zeros(0, np.int8)
+    is_x = ph_codes == (ph_values.index("X") if "X" in ph_values else -1)
+    per_cat = np.bincount(cat_codes[is_x], minlength=len(cat_values))
+    category_counts = {cat_values[i]: int(c) for i, c in enumerate(per_cat) if c}
+
+    kept_idx = np.flatnonzero(is_x & np.isin(cat, _KEPT_X))
+    kept = [events[i] for i in kept_idx.tolist()]
+    span_idx = np.flatnonzero(is_x & (cat == Category.TRACE_SPAN)).tolist()
+    trace_spans = [(int(us_to_ns([events[i].ts])[0]), int(us_to_ns([events[i].dur])[0]))
+                   for i in span_idx]
+    meta_idx = np.flatnonzero(ph_codes == (ph_values.index("M") if "M" in ph_values else -1))
+    metadata_rows = []
+    for i in meta_idx.tolist():
+        e = events[i]
+        a = e.args
+        val = None if a is None else (a.name if a.name is not None else a.labels)
+        metadata_rows.append((e.name, e.pid, e.tid, val))
+
     string_ids: dict[int, str] = {}
-    names = [e.name if e.name.__class__ is str else str(e.name) for e in kept]
-    codes, uniques = _factorize(names)
-    corr = [(a.correlation if (a := e.args) is not None else None) for e in kept]
-    ext = [
-        (
-            (a.external_id if a.external_id is not None else a.external_id_legacy)
-            if (a := e.args) is not None
-            else None
-        )
-        for e in kept
-    ]
+    codes, uniques = _factorize([e.name for e in kept])
+    args = [e.args for e in kept]
+    corr = [MISSING_ID if a is None else a.correlation for a in args]
+    ext = np.array([MISSING_ID if a is None else a.external_id for a in args], dtype=np.int64)
+    ext_legacy = np.array([MISSING_ID if a is None else a.external_id_legacy for a in args],
+                          dtype=np.int64)
     dur_ns = us_to_ns([e.dur for e in kept])
     np.maximum(dur_ns, 0, out=dur_ns)
     return ColumnChunk(
-        cat=np.asarray(cats, dtype=np.int8),
+        cat=cat[kept_idx],
         name=codes,
         names=uniques,
         pid=_pid_tid([e.pid for e in kept], string_ids),
         tid=_pid_tid([e.tid for e in kept], string_ids),
         ts_ns=us_to_ns([e.ts for e in kept]),
         dur_ns=dur_ns,
-        correlation=_ids(corr),
-        external_id=_ids(ext),
+        correlation=np.array(corr, dtype=np.int64),
+        external_id=np.where(ext != MISSING_ID, ext, ext_legacy),
         metadata_rows=metadata_rows,
         n_events=len(events),
         category_counts=category_counts,
         string_ids=string_ids,
+        trace_spans=trace_spans,
     )
-
-
-def _factorize(names: list[str]) -> tuple[np.ndarray, list[str]]:
-    index: dict[str, int] = {}
-    codes = np.fromiter(
-        (index.setdefault(n, len(index)) for n in names), dtype=np.int32, count=len(names)
-    )
-    return codes, list(index)
 
 
 def decode_chunk(buf: bytes | memoryview) -> ColumnChunk:

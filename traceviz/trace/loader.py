@@ -20,9 +20,9 @@ from traceviz.trace.tables import DeviceInfo, Trace, TraceMeta
 from traceviz.vocab import Category, is_sync_call, launch_kind
 
 #: Bytes of event JSON decoded at a time (bounds the transient per-event objects).
-CHUNK_BYTES = 32 * 1024 * 1024
+CHUNK_BYTES = 16 * 1024 * 1024
 #: Traces at least this large are decoded by two worker processes when the machine has >1 core.
-PARALLEL_MIN_BYTES = 96 * 1024 * 1024
+PARALLEL_MIN_BYTES = 64 * 1024 * 1024
 
 Progress = Callable[[int, int], None]
 
@@ -223,11 +223,8 @@ def _build_trace(
         ("cat", "name", "pid", "tid", "ts_ns", "dur_ns", "end_ns", "external_id"),
     )
 
-    span_idx = np.flatnonzero(cat == Category.TRACE_SPAN)
-    trace_span = None
-    if len(span_idx):
-        i = span_idx[0]
-        trace_span = (int(cols["ts_ns"][i]), int(cols["ts_ns"][i] + cols["dur_ns"][i]))
+    spans = [sp for c in chunks for sp in c.trace_spans]
+    trace_span = (spans[0][0], spans[0][0] + spans[0][1]) if spans else None
 
     process_names, thread_names = _process_thread_names(meta_rows, string_ids)
     base = top.get("baseTimeNanoseconds")
