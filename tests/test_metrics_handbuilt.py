@@ -115,7 +115,7 @@ def test_step_without_gpu_work_has_no_share_and_is_reported(tmp_path: Path) -> N
     b.kernel(launch_ts=101_000, ts=105_000, dur=1_000)
     a = run(b, tmp_path)
     assert_invariants(a)
-    s1, s2, s3 = a.steps
+    s1, s2, _ = a.steps
     assert (s2.period_ns, s2.kernels, s2.cpu_bound_share, s2.gpu_start_ns) == (0, 0, None, None)
     assert s1.period_ns == 100_000  # to the next step WITH activities
     assert s1.host_wait_ns == 99_000
