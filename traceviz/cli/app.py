@@ -30,3 +30,7 @@ app.command("report")(report_cmd.report)
 from traceviz.cli import profile_cmd  # noqa: E402
 
 app.command("profile")(profile_cmd.profile)
+from traceviz.cli import compare_cmd  # noqa: E402
+
+app.command("compare")(compare_cmd.compare)
+app.command("check")(compare_cmd.check)

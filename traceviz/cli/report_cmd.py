@@ -1,8 +1,11 @@
-"""``traceviz report TRACE``: analyze one trace and write JSON / text (HTML: see report issue)."""
+"""``traceviz report TRACE|RUN_DIR``: the single-trace report, or a run directory's comparison.
+
+HTML is the default format (a self-contained page); ``json``, ``md`` and ``text`` go to stdout
+unless ``-o`` is given.
+"""
 
 from __future__ import annotations
 
-import enum
 import io
 import sys
 from pathlib import Path
@@ -10,32 +13,27 @@ from typing import Annotated
 
 import typer
 
-from traceviz.cli.errors import fail, user_errors
+from traceviz.cli.compare_cmd import (
+    BaselineOpt,
+    ForceOpt,
+    Format,
+    FormatOpt,
+    OutOpt,
+    PlotlyJs,
+    PlotlyOpt,
+    ThresholdFileOpt,
+    ThresholdOpt,
+    comparison_output,
+    emit,
+)
+from traceviz.cli.errors import user_errors
 
 
-class Format(str, enum.Enum):
-    json = "json"
-    text = "text"
-    html = "html"
-
-
-@user_errors
-def report(
-    trace: Annotated[Path, typer.Argument(help="Trace file (.json or .json.gz).")],
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.json,
-    out: Annotated[
-        Path | None, typer.Option("-o", "--out", help="Write here (default: stdout).")
-    ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Overwrite an existing output file.")
-    ] = False,
-) -> None:
-    """Analyze one profiler trace: steps, launch gaps, CPU-bound share, graph replays, kernels."""
+def _trace_payload(trace: Path, fmt: Format, plotlyjs: str, to_terminal: bool) -> str | None:
+    """Render one trace; ``None`` when it was printed straight to the terminal (text)."""
     import traceviz
     from traceviz.cli.progress import load_progress
 
-    if fmt is Format.html:
-        raise fail("--format html is not available yet; use json or text", 2)
     with load_progress(trace) as progress:
         tr = traceviz.load(trace, progress=progress)
     analysis = traceviz.analyze(tr)
@@ -44,27 +42,56 @@ def report(
 
         from traceviz.report.text import render_text
 
-        if out is None:
+        if to_terminal:
             Console(width=None if sys.stdout.isatty() else 140).print(render_text(tr, analysis))
-            return
+            return None
         console = Console(record=True, width=140, file=io.StringIO())
         console.print(render_text(tr, analysis))
-        payload = console.export_text()
-    else:
+        return console.export_text()
+    if fmt is Format.json:
         import msgspec
 
         from traceviz.report.jsonout import analysis_to_dict
 
-        payload = (
-            msgspec.json.format(
-                msgspec.json.encode(analysis_to_dict(tr, analysis)), indent=2
-            ).decode()
-            + "\n"
-        )
-        if out is None:
-            sys.stdout.write(payload)
-            return
-    from traceviz.report.output import write_atomic
+        encoded = msgspec.json.encode(analysis_to_dict(tr, analysis))
+        return msgspec.json.format(encoded, indent=2).decode() + "\n"
+    from traceviz.report.model import build_trace_report
 
-    written = write_atomic(out, payload, force=force)
-    print(f"wrote {written}", file=sys.stderr)
+    model = build_trace_report(tr, analysis)
+    if fmt is Format.md:
+        from traceviz.report.markdown import render_markdown
+
+        return render_markdown(model)
+    from traceviz.report.html import render_html
+
+    return render_html(model, plotlyjs)
+
+
+@user_errors
+def report(
+    target: Annotated[
+        Path, typer.Argument(help="A trace file (.json or .json.gz), or a run directory from "
+                             "`traceviz profile` (then: the comparison report).")
+    ],
+    fmt: FormatOpt = Format.html,
+    out: OutOpt = None,
+    force: ForceOpt = False,
+    plotlyjs: PlotlyOpt = PlotlyJs.inline,
+    baseline: BaselineOpt = None,
+    threshold: ThresholdOpt = None,
+    thresholds_file: ThresholdFileOpt = None,
+) -> None:
+    """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
+    from traceviz.report.compare_report import is_run_dir
+
+    if is_run_dir(target):
+        payload, default = comparison_output([target], baseline, threshold, thresholds_file,
+                                             fmt.value, plotlyjs.value)
+    else:
+        rendered = _trace_payload(target, fmt, plotlyjs.value, to_terminal=out is None)
+        if rendered is None:
+            return
+        payload = rendered
+        stem = target.name.removesuffix(".gz").removesuffix(".json")
+        default = Path(f"{stem}.report.html")
+    emit(payload, fmt.value, out, default, force)

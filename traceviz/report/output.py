@@ -1,4 +1,4 @@
-"""Writing report files: atomically, and never over an existing file without ``force``."""
+"""Write report files atomically, never overwriting an existing file unless asked."""
 
 from __future__ import annotations
 
@@ -9,21 +9,36 @@ from pathlib import Path
 from traceviz.errors import OutputExistsError
 
 
-def write_atomic(path: str | Path, data: str | bytes, force: bool = False) -> Path:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename, so a
-    reader never sees a half-written report. Refuses to replace an existing file unless
-    ``force``."""
-    p = Path(path)
-    if p.exists() and not force:
-        raise OutputExistsError(f"{p} exists; pass --force to overwrite it")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+def write_atomic(path: Path | str, data: str | bytes, *, force: bool = False) -> Path:
+    """Write ``data`` to ``path`` via a temporary file in the same directory.
+
+    Readers see either the old file or the complete new one. Without ``force`` an existing
+    ``path`` raises :class:`OutputExistsError` (checked atomically: the file is linked into
+    place, which fails if the name exists). Missing parent folders are created. Returns the
+    path written.
+    """
+    path = Path(path)
+    if not force and path.exists():
+        raise OutputExistsError(f"{path} exists; use --force to overwrite it")
+    parent = path.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return p
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        if force:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                raise OutputExistsError(f"{path} exists; use --force to overwrite it") from None
+            os.unlink(tmp)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path

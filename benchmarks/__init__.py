@@ -1,0 +1,1 @@
+"""Benchmarks: trace generator, runner, msgspec reference (see README.md)."""

@@ -1,0 +1,136 @@
+"""Small run directories (manifest + hand-built Kineto traces) whose verdicts are known.
+
+``write_run_dir`` writes ``manifest.json`` in the schema of :mod:`traceviz.collect.manifest` and
+one ``<mode>.pt.trace.json.gz`` per mode that "ran". All trace times are integer ns.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.kineto import TraceBuilder
+
+STEPS = 4
+
+
+@dataclass(frozen=True)
+class ModeSpec:
+    """One mode: the kernels of a step (name, duration ns) and how they are launched."""
+
+    kernels: tuple[tuple[str, int], ...]
+    launch_every_ns: int = 15_000  # CPU time between launch calls
+    graph: bool = False  # one cudaGraphLaunch replays all kernels
+    median_ms: float | None = None
+    spread_ms: float = 0.01
+    correct: bool | None = True
+    status: str = "ok"
+    reason: str | None = None
+    compile: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def mode_trace(spec: ModeSpec) -> TraceBuilder:
+    """``STEPS`` steps; each launches ``spec.kernels`` (or one graph replaying them)."""
+    b = TraceBuilder()
+    gpu_ns = sum(d for _, d in spec.kernels)
+    if spec.graph:
+        step_ns = 10_000 + gpu_ns + 500 * len(spec.kernels) + 20_000
+    else:  # the step ends (synchronises) when both the CPU and the GPU are done, + 20 µs
+        step_ns = max(len(spec.kernels) * spec.launch_every_ns, 5_000 + gpu_ns) + 20_000
+    for n in range(STEPS):
+        s = n * step_ns
+        b.step(n + 1, s, step_ns)
+        if spec.graph:
+            corr = b.launch(s + 1_000, 5_000, name="cudaGraphLaunch")
+            t = s + 10_000
+            for name, dur in spec.kernels:
+                b.gpu(corr, t, dur, name=name)
+                t += dur + 500
+            continue
+        prev_end = 0
+        for i, (name, dur) in enumerate(spec.kernels):
+            launch_ts = s + 1_000 + i * spec.launch_every_ns
+            start = max(launch_ts + 5_000, prev_end)
+            b.kernel(launch_ts=launch_ts, ts=start, dur=dur, name=name, launch_dur=2_000)
+            prev_end = start + dur
+    return b
+
+
+def _entry(mode: str, spec: ModeSpec) -> dict[str, Any]:
+    ran = spec.status == "ok"
+    timing = None
+    if ran and spec.median_ms is not None:
+        timing = {"median_ms": spec.median_ms, "p10_ms": spec.median_ms - spec.spread_ms / 2,
+                  "p90_ms": spec.median_ms + spec.spread_ms / 2, "repeats": 20,
+                  "iters_per_repeat": 10, "noisy": False, "spread": spec.spread_ms}
+    return {
+        "status": spec.status,
+        "reason": spec.reason,
+        "first_call_s": 0.5 if ran else None,
+        "timing": timing,
+        "profiled": {"trace": f"{mode}.pt.trace.json.gz", "steps": STEPS} if ran else None,
+        "correctness": None if spec.correct is None else {"ok": spec.correct,
+                                                          "max_abs_err": 0.0},
+        "compile": spec.compile,
+        "peak_mem_bytes": 64 * 2**20 if ran else None,
+        **spec.extra,
+    }
+
+
+def write_run_dir(root: Path, modes: dict[str, ModeSpec], name: str = "synthetic") -> Path:
+    """A run directory with a manifest and one gzipped trace per mode that ran."""
+    root.mkdir(parents=True, exist_ok=True)
+    for mode, spec in modes.items():
+        if spec.status == "ok":
+            mode_trace(spec).write(root / f"{mode}.pt.trace.json.gz", gzipped=True)
+    manifest = {
+        "schema": 1,
+        "workload": {"path": f"workloads/{name}.py", "name": name,
+                     "description": "hand-built test workload"},
+        "environment": {"gpu": "Test GPU", "torch": "2.9.0"},
+        "created": "2026-01-01T00:00:00Z",
+        "modes": {m: _entry(m, s) for m, s in modes.items()},
+        "report": None,
+    }
+    (root / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    return root
+
+
+EAGER = ModeSpec(kernels=tuple((f"elementwise_kernel_{i}", 10_000) for i in range(20)),
+                 median_ms=0.50)
+#: 5 fused Triton kernels doing the work of 20: fewer kernels, less busy time, fewer launches.
+COMPILED = ModeSpec(
+    kernels=tuple((f"triton_poi_fused_add_mul_{i}", 30_000) for i in range(5)),
+    launch_every_ns=15_000, median_ms=0.25,
+    compile={"graphs": 1, "graph_breaks": 0, "break_reasons": [], "recompiles": 0,
+             "cudagraph_skips": []},
+)
+#: Same 5 kernels replayed by one CUDA graph per step.
+CUDAGRAPH = ModeSpec(kernels=COMPILED.kernels, graph=True, median_ms=0.18,
+                     compile={"graphs": 1, "graph_breaks": 0, "break_reasons": [],
+                              "recompiles": 0, "cudagraph_skips": []})
+FAILED = ModeSpec(kernels=(), status="failed", reason="RuntimeError: CUDA out of memory",
+                  correct=None)
+
+
+def standard_run(root: Path) -> Path:
+    """eager, compile (fusion + launch WIN), cudagraph (launch WIN), broken (failed)."""
+    return write_run_dir(root, {"eager": EAGER, "compile": COMPILED, "cudagraph": CUDAGRAPH,
+                                "broken": FAILED})
+
+
+#: GEMM-bound: three long GEMMs per step; compiling changes nothing.
+GEMM_EAGER = ModeSpec(kernels=tuple((f"sm90_xmma_gemm_bf16_{i}", 500_000) for i in range(3)),
+                      launch_every_ns=5_000, median_ms=1.51, spread_ms=0.02)
+GEMM_COMPILED = ModeSpec(kernels=GEMM_EAGER.kernels, launch_every_ns=5_000, median_ms=1.50,
+                         spread_ms=0.02,
+                         compile={"graphs": 1, "graph_breaks": 0, "break_reasons": [],
+                                  "recompiles": 0,
+                                  "cudagraph_skips": ["skipping cudagraphs due to mutated inputs"]})
+
+
+def gemm_run(root: Path) -> Path:
+    return write_run_dir(root, {"eager": GEMM_EAGER, "compile": GEMM_COMPILED}, name="gemm")

@@ -1,0 +1,311 @@
+"""Compare modes (or any traces) against a baseline: rows, waterfalls and verdicts.
+
+Inputs are one :class:`ModeInput` per mode: the :class:`~traceviz.analyze.model.Analysis` of its
+trace plus, for a run directory, the mode's manifest entry (see
+:mod:`traceviz.collect.manifest`). Which statistic each number uses:
+
+* rows (kernels/step, launches/step, busy/step, period, ``cpu_bound_share``): **medians** over
+  the steps with GPU work (:class:`~traceviz.analyze.model.PerStep`), robust to one odd step;
+* waterfall: per-step **means** of the five period components, because
+  ``busy + host_wait + sync_wait + graph_internal + other_idle == period`` holds for every step
+  and therefore for the means, so the parts add up exactly to the change in mean period;
+* unprofiled step time: the manifest's median and p10–p90 (milliseconds);
+* profiler inflation: profiled / unprofiled step time, where "profiled" is the manifest's wall
+  time per step under the profiler (``profiled.step_ms``) when recorded, else the GPU period.
+
+Definitions and thresholds: ``docs/comparison.md``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any
+
+from traceviz.analyze.model import Analysis
+from traceviz.analyze.verdicts import (
+    INCONCLUSIVE,
+    Thresholds,
+    Verdict,
+    VerdictInputs,
+    verdicts_for,
+)
+
+#: Waterfall components, in display order, with their labels.
+COMPONENTS: tuple[tuple[str, str], ...] = (
+    ("gpu_busy_ns", "Δbusy"),
+    ("host_wait_ns", "Δhost_wait"),
+    ("sync_wait_ns", "Δsync_wait"),
+    ("graph_internal_ns", "Δgraph_internal"),
+    ("other_idle_ns", "Δother"),
+)
+
+
+@dataclass(frozen=True)
+class ModeInput:
+    """One mode (or trace) to compare. ``analysis`` is ``None`` when the mode did not run."""
+
+    mode: str
+    trace_path: str | None
+    analysis: Analysis | None
+    manifest: dict[str, Any] | None = None  # the mode's manifest entry, if from a run dir
+    device: str | None = None
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One mode's line of the comparison table. ``None``: not known for this input."""
+
+    mode: str
+    status: str  # "ok", or the manifest's status ("skipped", "failed", ...)
+    reason: str | None
+    trace: str | None
+    time_median_ms: float | None  # unprofiled step time (manifest)
+    time_p10_ms: float | None
+    time_p90_ms: float | None
+    time_noisy: bool
+    period_ms: float | None  # profiled GPU period per step (median)
+    profiled_step_ms: float | None  # wall time per step under the profiler (manifest)
+    inflation: float | None  # profiled / unprofiled step time (see build_row)
+    kernels: float | None  # per step (median)
+    launches: float | None
+    kernels_per_launch: float | None  # GPU activities per launch call
+    gpu_busy_ms: float | None
+    cpu_bound_share: float | None
+    first_call_s: float | None  # compile / capture time of the first call
+    peak_mem_bytes: int | None
+    correctness_ok: bool | None
+    correctness_detail: str | None
+    graphs: int | None
+    graph_breaks: int | None
+    break_reasons: tuple[str, ...] = ()
+    recompiles: int | None = None
+    cudagraph_skips: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Waterfall:
+    """Change in mean GPU period per step, mode minus baseline, split into five parts (ns).
+
+    ``sum(parts.values()) == delta_ns`` exactly (computed as fractions, then converted).
+    """
+
+    mode: str
+    baseline: str
+    baseline_period_ns: float  # mean over the baseline's steps with GPU work
+    period_ns: float
+    parts: dict[str, float] = field(default_factory=dict)  # component -> Δ ns (COMPONENTS order)
+
+    @property
+    def delta_ns(self) -> float:
+        return self.period_ns - self.baseline_period_ns
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The comparison of several modes against one baseline."""
+
+    baseline: str
+    rows: tuple[ComparisonRow, ...]
+    waterfalls: tuple[Waterfall, ...]
+    verdicts: tuple[Verdict, ...]
+    thresholds: Thresholds
+    notes: tuple[str, ...] = ()
+
+
+def _get(d: dict[str, Any] | None, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(key)
+    return d
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if not value:
+        return ()
+    if isinstance(value, dict):
+        return tuple(f"{k}: {v}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(str(v) for v in value)
+    return (str(value),)
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _count(value: Any) -> int | None:
+    """An int, or the length of a list (manifests may list recompiles / graphs)."""
+    if isinstance(value, (list, tuple)):
+        return len(value)
+    return _int(value)
+
+
+def build_row(inp: ModeInput) -> ComparisonRow:
+    """The comparison row of one input (manifest fields are ``None`` without a manifest)."""
+    m = inp.manifest
+    status = str(_get(m, "status") or ("ok" if inp.analysis is not None else "missing"))
+    median = _float(_get(m, "timing", "median_ms"))
+    ps = inp.analysis.per_step if inp.analysis is not None else None
+    period_ms = ps.period_ns / 1e6 if ps is not None and ps.period_ns > 0 else None
+    # Inflation: the manifest's wall time per step under the profiler when recorded, else the
+    # profiled GPU period, over the unprofiled median step time.
+    profiled_ms = _float(_get(m, "profiled", "step_ms"))
+    profiled = profiled_ms if profiled_ms is not None else period_ms
+    correct = _get(m, "correctness", "ok")
+    detail = _get(m, "correctness")
+    detail_text = None
+    if isinstance(detail, dict):
+        extra = {k: v for k, v in detail.items() if k != "ok"}
+        detail_text = ", ".join(f"{k}={v}" for k, v in sorted(extra.items())) or None
+    return ComparisonRow(
+        mode=inp.mode,
+        status=status,
+        reason=_get(m, "reason"),
+        trace=inp.trace_path,
+        time_median_ms=median,
+        time_p10_ms=_float(_get(m, "timing", "p10_ms")),
+        time_p90_ms=_float(_get(m, "timing", "p90_ms")),
+        time_noisy=bool(_get(m, "timing", "noisy")),
+        period_ms=period_ms,
+        profiled_step_ms=profiled_ms,
+        inflation=profiled / median if profiled and median else None,
+        kernels=ps.kernels if ps else None,
+        launches=ps.launches if ps else None,
+        kernels_per_launch=ps.kernels_per_launch if ps else None,
+        gpu_busy_ms=ps.gpu_busy_ns / 1e6 if ps else None,
+        cpu_bound_share=ps.cpu_bound_share if ps else None,
+        first_call_s=_float(_get(m, "first_call_s")),
+        peak_mem_bytes=_int(_get(m, "peak_mem_bytes")),
+        correctness_ok=correct if isinstance(correct, bool) else None,
+        correctness_detail=detail_text,
+        graphs=_count(_get(m, "compile", "graphs")),
+        graph_breaks=_count(_get(m, "compile", "graph_breaks")),
+        break_reasons=_strings(_get(m, "compile", "break_reasons")),
+        recompiles=_count(_get(m, "compile", "recompiles")),
+        cudagraph_skips=_strings(_get(m, "compile", "cudagraph_skips")),
+    )
+
+
+def _component_means(analysis: Analysis) -> tuple[dict[str, Fraction], Fraction]:
+    """Exact per-step means of the five components and of the period (steps with GPU work)."""
+    steps = [s for s in analysis.steps if s.period_ns > 0]
+    n = len(steps)
+    means = {name: Fraction(sum(getattr(s, name) for s in steps), n) for name, _ in COMPONENTS}
+    return means, Fraction(sum(s.period_ns for s in steps), n)
+
+
+def build_waterfall(mode: str, analysis: Analysis, baseline: str, base: Analysis) -> Waterfall:
+    """Split the change in mean period per step into the five component deltas."""
+    m_parts, m_period = _component_means(analysis)
+    b_parts, b_period = _component_means(base)
+    deltas = {name: m_parts[name] - b_parts[name] for name, _ in COMPONENTS}
+    if sum(deltas.values()) != m_period - b_period:  # holds when each step's parts sum up
+        raise ValueError(f"{mode}: step components do not add up to the period")
+    return Waterfall(
+        mode=mode,
+        baseline=baseline,
+        baseline_period_ns=float(b_period),
+        period_ns=float(m_period),
+        parts={name: float(d) for name, d in deltas.items()},
+    )
+
+
+def _has_gpu_steps(analysis: Analysis | None) -> bool:
+    return analysis is not None and any(s.period_ns > 0 for s in analysis.steps)
+
+
+def verdict_inputs(inp: ModeInput, row: ComparisonRow) -> VerdictInputs:
+    """The numbers a verdict needs from one analysed mode."""
+    a = inp.analysis
+    assert a is not None
+    ps = a.per_step
+    copies = [s.input_copies for s in a.compile.steps]
+    top = max(a.kernel_families, key=lambda f: f.total_ns, default=None)
+    spread = (
+        row.time_p90_ms - row.time_p10_ms
+        if row.time_p10_ms is not None and row.time_p90_ms is not None
+        else None
+    )
+    return VerdictInputs(
+        mode=inp.mode,
+        kernels=ps.kernels,
+        launches=ps.launches,
+        gpu_busy_ns=ps.gpu_busy_ns,
+        host_wait_ns=ps.host_wait_ns,
+        period_ns=ps.period_ns,
+        cpu_ns=ps.cpu_ns,
+        input_copies=float(statistics.median(copies)) if copies else 0.0,
+        correctness_ok=row.correctness_ok,
+        time_median_ms=row.time_median_ms,
+        time_spread_ms=spread,
+        time_noisy=row.time_noisy,
+        cudagraph_skips=row.cudagraph_skips,
+        graph_breaks=row.graph_breaks,
+        top_family=top.family if top else None,
+        top_family_share=top.share if top else None,
+    )
+
+
+def _different_devices(v: Verdict, base_device: str, device: str) -> Verdict:
+    """Traces from different GPUs cannot show what the mode changed: ``INCONCLUSIVE``."""
+    return replace(
+        v, status=INCONCLUSIVE,
+        explanation=f"not like for like: the baseline ran on {base_device}, this mode on "
+        f"{device} (on the numbers alone it would be {v.status}: {v.explanation})",
+    )
+
+
+def compare(
+    inputs: list[ModeInput], baseline: str | None = None, thresholds: Thresholds | None = None
+) -> Comparison:
+    """Rows for every input; waterfalls and verdicts for every analysed non-baseline mode.
+
+    ``baseline`` defaults to ``eager`` when present, else the first input. A mode that did not
+    run (or has no step with GPU work) gets a row but no waterfall and ``INCONCLUSIVE`` verdicts.
+    """
+    t = thresholds or Thresholds()
+    names = [i.mode for i in inputs]
+    if baseline is None:
+        baseline = "eager" if "eager" in names else names[0]
+    if baseline not in names:
+        raise ValueError(f"baseline {baseline!r} is not one of {', '.join(names)}")
+    rows = tuple(build_row(i) for i in inputs)
+    by_mode = dict(zip(names, zip(inputs, rows, strict=True), strict=True))
+    base_inp, base_row = by_mode[baseline]
+    notes: list[str] = []
+    waterfalls: list[Waterfall] = []
+    verdicts: list[Verdict] = []
+    base_ok = _has_gpu_steps(base_inp.analysis)
+    if not base_ok:
+        notes.append(f"baseline {baseline!r} has no analysed step with GPU work: no verdicts")
+    base_vi = verdict_inputs(base_inp, base_row) if base_ok else None
+    for inp, row in zip(inputs, rows, strict=True):
+        if inp.mode == baseline:
+            continue
+        if base_vi is None or not _has_gpu_steps(inp.analysis):
+            why = (
+                f"mode did not produce a usable trace ({row.status}"
+                + (f": {row.reason}" if row.reason else "")
+                + ")"
+                if base_vi is not None
+                else f"baseline {baseline!r} has no usable trace"
+            )
+            verdicts.extend(
+                Verdict(inp.mode, kind, INCONCLUSIVE, {"baseline": baseline}, {}, why)
+                for kind in ("fusion", "launch")
+            )
+            continue
+        assert inp.analysis is not None and base_inp.analysis is not None
+        waterfalls.append(build_waterfall(inp.mode, inp.analysis, baseline, base_inp.analysis))
+        found = verdicts_for(verdict_inputs(inp, row), base_vi, t)
+        if inp.device and base_inp.device and inp.device != base_inp.device:
+            found = tuple(_different_devices(v, base_inp.device, inp.device) for v in found)
+        verdicts.extend(found)
+    return Comparison(baseline, rows, tuple(waterfalls), tuple(verdicts), t, tuple(notes))

@@ -1,0 +1,274 @@
+"""One mode of one workload, in its own process: ``python -m traceviz.collect.child``.
+
+``probe WORKLOAD OUT_JSON`` loads and validates the workload and writes the environment (versions,
+GPU, what is available). ``run WORKLOAD MODE TRACE OUT_JSON --device D --settings JSON`` runs one
+mode: eager reference, first call (compile / capture, ``first_call_s``), correctness, timing,
+peak memory, profiled run, diagnostics; it writes the mode's manifest entry to OUT_JSON, also
+when a phase raised (then ``status`` is ``failed`` and ``reason`` says where and why). Progress
+goes to stdout as ``@@traceviz-phase <name>`` lines for the parent's display.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from traceviz.collect.mode_names import COMPILE_MODES
+from traceviz.collect.workload import WorkloadError, load_workload
+
+PHASE_PREFIX = "@@traceviz-phase "
+#: Exit code of a probe whose workload file is invalid.
+EXIT_BAD_WORKLOAD = 2
+
+
+def phase(name: str) -> None:
+    """Tell the parent which phase the child is in."""
+    print(PHASE_PREFIX + name, flush=True)
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _driver_version() -> str | None:
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=20, check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip().splitlines()[0] if out.stdout.strip() else None
+
+
+def environment() -> dict[str, Any]:
+    """Versions, GPU and host of this process (the manifest's ``environment``)."""
+    import importlib.util
+
+    import torch
+
+    triton_version = None
+    if importlib.util.find_spec("triton") is not None:
+        try:
+            import triton
+
+            triton_version = triton.__version__
+        except Exception as exc:  # a broken triton install is an environment fact
+            triton_version = f"unimportable: {type(exc).__name__}: {exc}"
+    cuda = torch.cuda.is_available()
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "triton": triton_version,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version() if cuda else None,
+        "cuda_available": cuda,
+        "gpu": torch.cuda.get_device_name(0) if cuda else None,
+        "gpu_count": torch.cuda.device_count() if cuda else 0,
+        "driver": _driver_version() if cuda else None,
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+    }
+
+
+def probe(workload_path: str, out: Path) -> int:
+    """Validate the workload and write ``{workload, environment}`` to ``out``."""
+    try:
+        workload = load_workload(workload_path)
+    except WorkloadError as exc:
+        _write_json(out, {"error": str(exc)})
+        return EXIT_BAD_WORKLOAD
+    env = environment()
+    _write_json(
+        out,
+        {
+            "workload": {
+                "path": str(workload.path),
+                "name": workload.name,
+                "description": workload.description,
+                "has_triton_step": workload.triton_step is not None,
+            },
+            "environment": env,
+            "triton_importable": env["triton"] is not None
+            and not str(env["triton"]).startswith("unimportable"),
+        },
+    )
+    return 0
+
+
+class ModeRun:
+    """State of one mode's run, filled phase by phase into :attr:`result`."""
+
+    def __init__(self, workload_path: str, mode: str, device: str, settings: dict[str, Any]):
+        self.workload_path = workload_path
+        self.mode = mode
+        self.device = device
+        self.cuda = device == "cuda"
+        self.settings = settings
+        self.result: dict[str, Any] = {"status": "failed", "reason": None}
+        self.current_phase = "start"
+
+    def enter(self, name: str) -> None:
+        """Record and announce the phase now running."""
+        self.current_phase = name
+        phase(name)
+
+    def sync(self) -> None:
+        """Wait for the device."""
+        if self.cuda:
+            import torch
+
+            torch.cuda.synchronize()
+
+    def _fresh_inputs(self, workload: Any) -> tuple[Any, ...]:
+        import torch
+
+        torch.manual_seed(0)
+        inputs = workload.make_inputs(torch.device(self.device))
+        inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+        if not all(isinstance(t, torch.Tensor) for t in inputs):
+            raise TypeError("make_inputs() must return a tuple of tensors")
+        if any(i >= len(inputs) for i in workload.static_inputs):
+            raise ValueError(f"STATIC_INPUTS {workload.static_inputs} out of range")
+        return inputs
+
+    def _reference(self, workload: Any, steps: int) -> tuple[Any, ...]:
+        from traceviz.collect.correctness import to_reference_dtype
+        from traceviz.collect.modes import as_outputs
+
+        inputs = tuple(
+            to_reference_dtype(t, workload.float64_reference)
+            for t in self._fresh_inputs(workload)
+        )
+        for _ in range(steps):
+            outputs = as_outputs(workload.step(*inputs))
+        self.sync()
+        return tuple(t.detach().clone() for t in outputs)
+
+    def run(self, trace_path: Path) -> None:
+        """All phases; exceptions propagate with :attr:`result` filled so far."""
+        import torch
+
+        from traceviz.collect import diagnostics, timing, tracing
+        from traceviz.collect.correctness import compare
+        from traceviz.collect.modes import build_step
+
+        s = self.settings
+        self.enter("loading")
+        workload = load_workload(self.workload_path)
+        self.enter("reference")
+        check_steps = int(s["check_steps"])
+        reference = self._reference(workload, check_steps)
+        if self.cuda:
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+        inputs = self._fresh_inputs(workload)
+        step = build_step(self.mode, workload, inputs)
+        self.enter("compiling" if self.mode in COMPILE_MODES else
+              "capturing" if self.mode == "cudagraph" else "first call")
+        begin = time.perf_counter()
+        outputs = step(*inputs)
+        self.sync()
+        self.result["first_call_s"] = time.perf_counter() - begin
+        self.enter("checking")
+        for _ in range(check_steps - 1):
+            outputs = step(*inputs)
+        outputs = tuple(t.detach().clone() for t in outputs)
+        self.sync()
+        correct = compare(outputs, reference, workload.rtol, workload.atol)
+        self.result["correctness"] = correct.to_dict()
+        del outputs, reference
+
+        self.enter("timing")
+        clock = timing.StepClock(self.cuda)
+        summary = timing.measure(
+            lambda: step(*inputs), clock,
+            warmup=int(s["warmup"]), repeats=int(s["repeats"]),
+            min_repeat_ms=float(s["min_repeat_ms"]), max_iters=int(s["max_iters"]),
+        )
+        self.result["timing"] = summary.to_dict()
+        if self.cuda:
+            self.sync()
+            self.result["peak_mem_bytes"] = int(torch.cuda.max_memory_allocated())
+
+        self.enter("tracing")
+        profiled_ms = tracing.profile_steps(
+            lambda: step(*inputs), trace_path, cuda=self.cuda,
+            metadata={"workload": workload.name, "workload_path": str(workload.path),
+                      "mode": self.mode, **s["environment"]},
+        )
+        check = tracing.check_trace(trace_path)
+        self.result["profiled"] = {
+            "trace": trace_path.name,
+            "steps": check.steps,
+            "gpu_activities": check.gpu_activities,
+            "step_ms": profiled_ms,
+            "inflation": profiled_ms / summary.median_ms if summary.median_ms > 0 else None,
+        }
+        if self.mode in COMPILE_MODES:
+            self.result["compile"] = diagnostics.compile_counters()
+
+        if self.cuda and check.gpu_activities == 0:
+            self.result.update(status="failed", reason=tracing.EMPTY_TRACE_HINT)
+        elif not correct.ok:
+            self.result.update(
+                status="mismatch",
+                reason=f"outputs differ from the eager reference: {correct.detail}",
+            )
+        else:
+            self.result.update(status="ok", reason=None)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one mode and write its result, whatever happens inside."""
+    settings = json.loads(args.settings)
+    mode_run = ModeRun(args.workload, args.mode, args.device, settings)
+    try:
+        mode_run.run(Path(args.trace))
+    except BaseException as exc:
+        last = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        mode_run.result.update(status="failed", reason=f"during {mode_run.current_phase}: {last}")
+        traceback.print_exc()
+        if mode_run.mode in COMPILE_MODES and "torch._dynamo" in sys.modules:
+            from traceviz.collect.diagnostics import compile_counters
+
+            mode_run.result["compile"] = compile_counters()
+    finally:
+        _write_json(Path(args.out), mode_run.result)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m traceviz.collect.child``."""
+    parser = argparse.ArgumentParser(prog="python -m traceviz.collect.child")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("probe")
+    p.add_argument("workload")
+    p.add_argument("out")
+    r = sub.add_parser("run")
+    r.add_argument("workload")
+    r.add_argument("mode")
+    r.add_argument("trace")
+    r.add_argument("out")
+    r.add_argument("--device", required=True, choices=["cuda", "cpu"])
+    r.add_argument("--settings", required=True, help="JSON: warmup, repeats, ...")
+    args = parser.parse_args(argv)
+    if args.command == "probe":
+        return probe(args.workload, Path(args.out))
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""The run directory and its ``manifest.json``.
+
+A run directory holds ``manifest.json``, one ``<mode>.pt.trace.json.gz`` per mode that reached
+its profiled run, ``logs/<mode>.log`` (the child's output) and, once written, the comparison
+report. Schema (keys are stable; a value is ``null`` where it does not apply or was not reached)::
+
+    {
+      "schema": 1,
+      "workload": {"path", "name", "description", "has_triton_step"},
+      "environment": {"python", "torch", "triton", "cuda", "cudnn", "cuda_available", "gpu",
+                      "gpu_count", "driver", "hostname", "platform", "cpu_count"},
+      "created": ISO-8601 UTC time the run started,
+      "settings": {"device", "timeout_s", "warmup", "repeats", "min_repeat_ms", "max_iters",
+                   "check_steps", "trace_schedule": {"wait", "warmup", "active"}},
+      "modes": {
+        "<mode>": {
+          "status": "ok" | "failed" | "skipped" | "timeout" | "mismatch",
+          "reason": why it is not ok (null when ok),
+          "first_call_s": seconds of the first call (compile / capture included),
+          "timing": {"median_ms", "p10_ms", "p90_ms", "repeats", "iters_per_repeat",
+                     "noisy", "spread"}        -- per-step ms without the profiler,
+          "profiled": {"trace": file name in the run dir, "steps": ProfilerStep count,
+                       "gpu_activities": kernel+memcpy+memset events, "step_ms": per-step ms
+                       under the profiler, "inflation": step_ms / timing.median_ms},
+          "correctness": {"ok", "max_abs_err", "max_rel_err", "rtol", "atol", "detail"},
+          "compile": {"graphs", "frames_traced", "graph_breaks", "break_reasons",
+                      "recompiles", "recompiled_functions", "recompile_reasons",
+                      "cudagraph_skips": [...], "cudagraph_skips_counted",
+                      "fxgraph_cache_hits", "fxgraph_cache_misses"}   -- compile modes only,
+          "peak_mem_bytes": peak allocated GPU memory (CUDA only),
+          "analysis_summary": {"steps", "kernels_per_step", "launches_per_step",
+                               "graph_launches_per_step", ...} or {"error": ...},
+          "wall_s": seconds the child process ran,
+          "log": "logs/<mode>.log"
+        }
+      },
+      "report": path of the comparison report in the run dir, or null
+    }
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+MANIFEST_NAME = "manifest.json"
+
+#: Every mode entry has these keys.
+MODE_KEYS = (
+    "status",
+    "reason",
+    "first_call_s",
+    "timing",
+    "profiled",
+    "correctness",
+    "compile",
+    "peak_mem_bytes",
+    "analysis_summary",
+    "wall_s",
+    "log",
+)
+
+
+class RunDirError(ValueError):
+    """The output directory exists and may not be overwritten."""
+
+
+def utc_now() -> datetime:
+    """The current UTC time."""
+    return datetime.now(timezone.utc)
+
+
+def default_run_dir(workload_name: str, started: datetime, root: Path = Path("runs")) -> Path:
+    """``runs/<workload>-<YYYYmmdd-HHMMSS>``."""
+    return root / f"{workload_name}-{started.strftime('%Y%m%d-%H%M%S')}"
+
+
+def prepare_run_dir(path: Path, force: bool) -> Path:
+    """Create ``path`` as an empty run directory.
+
+    An existing non-empty directory is refused unless ``force``; even then only an earlier run
+    directory (one holding ``manifest.json``) is replaced, never an arbitrary folder.
+    """
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        if not force:
+            raise RunDirError(f"{path} exists; pass --force to replace it")
+        if not (path / MANIFEST_NAME).is_file():
+            raise RunDirError(
+                f"{path} exists and is not a traceviz run directory (no {MANIFEST_NAME}); "
+                "refusing to replace it even with --force"
+            )
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def mode_entry(**values: Any) -> dict[str, Any]:
+    """A mode entry with every key of :data:`MODE_KEYS`, ``None`` where not given."""
+    unknown = set(values) - set(MODE_KEYS)
+    entry = {key: values.get(key) for key in MODE_KEYS}
+    entry.update({key: values[key] for key in sorted(unknown)})
+    return entry
+
+
+def new_manifest(
+    probe: dict[str, Any], settings: dict[str, Any], started: datetime
+) -> dict[str, Any]:
+    """The manifest before any mode ran."""
+    return {
+        "schema": SCHEMA_VERSION,
+        "workload": probe["workload"],
+        "environment": probe["environment"],
+        "created": started.isoformat(timespec="seconds"),
+        "settings": settings,
+        "modes": {},
+        "report": None,
+    }
+
+
+def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> Path:
+    """Write ``manifest.json`` atomically; return its path."""
+    path = run_dir / MANIFEST_NAME
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    """Read ``manifest.json`` from a run directory."""
+    return json.loads((run_dir / MANIFEST_NAME).read_text(encoding="utf-8"))

@@ -1,0 +1,170 @@
+"""Parent side of a profile run: each mode in its own child process, with a timeout.
+
+A crash, hang or CUDA error in one mode costs only that mode: the child's result file (or, when
+it left none, its exit code and last log lines) becomes the mode's manifest entry. The child's
+stdout/stderr go to ``logs/<mode>.log`` in the run directory; its phase lines drive ``on_phase``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from traceviz.collect.child import PHASE_PREFIX
+from traceviz.collect.diagnostics import TORCH_LOGS, parse_compile_log
+from traceviz.collect.mode_names import COMPILE_MODES
+
+#: Lines of a log kept in a failure reason when the child wrote no result.
+REASON_LOG_LINES = 8
+#: A mode log is cut to its last this-many bytes.
+MAX_LOG_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How each mode is measured; the timing fields are per-repeat/per-run counts and ms."""
+
+    device: str
+    timeout_s: float
+    warmup: int
+    repeats: int
+    min_repeat_ms: float
+    max_iters: int
+    check_steps: int
+
+    def child_settings(self, environment: dict[str, Any]) -> dict[str, Any]:
+        """The JSON settings a child reads (the environment goes into trace metadata)."""
+        return {
+            "warmup": self.warmup,
+            "repeats": self.repeats,
+            "min_repeat_ms": self.min_repeat_ms,
+            "max_iters": self.max_iters,
+            "check_steps": self.check_steps,
+            "environment": {
+                k: environment.get(k) for k in ("torch", "triton", "cuda", "gpu", "driver")
+            },
+        }
+
+
+def child_env() -> dict[str, str]:
+    """Environment of a child: unbuffered output and the compile log artifacts it parses."""
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    env.setdefault("TORCH_LOGS", TORCH_LOGS)
+    return env
+
+
+def _child_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "traceviz.collect.child", *args]
+
+
+def run_probe(workload: Path, out: Path, timeout_s: float) -> tuple[int, dict[str, Any]]:
+    """Run the probe child; return its exit code and JSON (``{"error": …}`` on failure)."""
+    try:
+        proc = subprocess.run(
+            _child_cmd("probe", str(workload), str(out)),
+            capture_output=True, text=True, timeout=timeout_s, env=child_env(), check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return 1, {"error": f"probing the workload took more than {timeout_s:.0f} s"}
+    if out.exists():
+        return proc.returncode, json.loads(out.read_text(encoding="utf-8"))
+    tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-REASON_LOG_LINES:])
+    return proc.returncode or 1, {"error": f"probe exited with code {proc.returncode}: {tail}"}
+
+
+def _pump(stream: Any, log: Any, on_phase: Callable[[str], None], last: dict[str, str]) -> None:
+    for line in stream:
+        if line.startswith(PHASE_PREFIX):
+            last["phase"] = line[len(PHASE_PREFIX):].strip()
+            on_phase(last["phase"])
+        log.write(line)
+        log.flush()
+
+
+def _trim_log(path: Path) -> None:
+    size = path.stat().st_size
+    if size > MAX_LOG_BYTES:
+        with path.open("rb") as fh:
+            fh.seek(size - MAX_LOG_BYTES)
+            tail = fh.read()
+        path.write_bytes(b"[... log cut to its last %d bytes ...]\n" % MAX_LOG_BYTES + tail)
+
+
+def run_mode(
+    workload: Path,
+    mode: str,
+    run_dir: Path,
+    settings: RunSettings,
+    environment: dict[str, Any],
+    on_phase: Callable[[str], None],
+) -> dict[str, Any]:
+    """Run ``mode`` in a child process and return its manifest entry (never raises for the
+    child's failures: they become ``failed`` / ``timeout`` entries)."""
+    logs = run_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    log_path = logs / f"{mode}.log"
+    result_path = logs / f"{mode}.result.json"
+    result_path.unlink(missing_ok=True)
+    trace_path = run_dir / f"{mode}.pt.trace.json.gz"
+    cmd = _child_cmd(
+        "run", str(workload), mode, str(trace_path), str(result_path),
+        "--device", settings.device,
+        "--settings", json.dumps(settings.child_settings(environment)),
+    )
+    last = {"phase": "start"}
+    begin = time.monotonic()
+    with log_path.open("w", encoding="utf-8") as log:
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=child_env(), start_new_session=True, errors="replace",
+        )
+        pump = threading.Thread(target=_pump, args=(proc.stdout, log, on_phase, last))
+        pump.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=settings.timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGKILL)  # the child's whole session, compile workers too
+            proc.wait()
+        pump.join()
+    _trim_log(log_path)
+    wall_s = time.monotonic() - begin
+    log_text = log_path.read_text(encoding="utf-8", errors="replace")
+    if timed_out:
+        entry: dict[str, Any] = {
+            "status": "timeout",
+            "reason": f"no result after {settings.timeout_s:.0f} s; killed during "
+            f"'{last['phase']}'",
+        }
+        if result_path.exists():  # a result from before the hang, kept for its numbers
+            entry = {**json.loads(result_path.read_text(encoding="utf-8")), **entry}
+    elif result_path.exists():
+        entry = json.loads(result_path.read_text(encoding="utf-8"))
+        if proc.returncode != 0 and entry.get("status") == "ok":
+            entry.update(status="failed", reason=f"child exited with code {proc.returncode}")
+    else:
+        tail = "\n".join(log_text.strip().splitlines()[-REASON_LOG_LINES:])
+        entry = {
+            "status": "failed",
+            "reason": f"child exited with code {proc.returncode} during '{last['phase']}' "
+            f"and wrote no result; log tail:\n{tail}",
+        }
+    result_path.unlink(missing_ok=True)
+    if mode in COMPILE_MODES:
+        entry["compile"] = {**(entry.get("compile") or {}), **parse_compile_log(log_text)}
+    entry["wall_s"] = wall_s
+    entry["log"] = str(log_path.relative_to(run_dir))
+    if not trace_path.exists():
+        entry.setdefault("profiled", None)
+    return entry

@@ -1,0 +1,112 @@
+"""Steady-state step times measured without the profiler.
+
+On CUDA a repeat is timed with a pair of CUDA events around ``iters`` back-to-back steps (no
+synchronisation in between, so launch overhead and GPU time overlap as in a real loop); on CPU
+with :func:`time.perf_counter_ns`. Every number here is milliseconds per step.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+#: A spread ``(p90 - p10) / median`` above this marks the timing as noisy.
+NOISY_SPREAD = 0.10
+
+
+@dataclass(frozen=True)
+class TimingSummary:
+    """Per-step times over repeats, in milliseconds."""
+
+    median_ms: float
+    p10_ms: float
+    p90_ms: float
+    repeats: int
+    iters_per_repeat: int
+    noisy: bool
+    spread: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with the manifest's key names."""
+        return asdict(self)
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """Linear-interpolated percentile ``q`` in [0, 100] of an ascending, non-empty list."""
+    if not sorted_values:
+        raise ValueError("percentile of an empty list")
+    pos = (len(sorted_values) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def summarize(step_ms: list[float], iters_per_repeat: int) -> TimingSummary:
+    """Median, p10, p90, spread and noise flag of per-repeat mean step times (ms)."""
+    ordered = sorted(step_ms)
+    median = percentile(ordered, 50)
+    p10 = percentile(ordered, 10)
+    p90 = percentile(ordered, 90)
+    spread = (p90 - p10) / median if median > 0 else 0.0
+    return TimingSummary(
+        median_ms=median,
+        p10_ms=p10,
+        p90_ms=p90,
+        repeats=len(step_ms),
+        iters_per_repeat=iters_per_repeat,
+        noisy=spread > NOISY_SPREAD,
+        spread=spread,
+    )
+
+
+def iterations_for(estimate_ms: float, min_repeat_ms: float, max_iters: int) -> int:
+    """Steps per repeat so that one repeat lasts at least ``min_repeat_ms`` (3..max_iters)."""
+    if estimate_ms <= 0:
+        return max_iters
+    return max(3, min(max_iters, math.ceil(min_repeat_ms / estimate_ms)))
+
+
+class StepClock:
+    """Times a run of steps on one device: CUDA events on CUDA, perf_counter_ns on CPU."""
+
+    def __init__(self, cuda: bool) -> None:
+        self.cuda = cuda
+
+    def time_ms(self, call: Callable[[], Any], iters: int) -> float:
+        """Mean milliseconds per step over ``iters`` back-to-back calls of ``call``."""
+        if self.cuda:
+            import torch
+
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            torch.cuda.synchronize()
+            start.record()
+            for _ in range(iters):
+                call()
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end) / iters
+        begin = time.perf_counter_ns()
+        for _ in range(iters):
+            call()
+        return (time.perf_counter_ns() - begin) / 1e6 / iters
+
+
+def measure(
+    call: Callable[[], Any],
+    clock: StepClock,
+    *,
+    warmup: int,
+    repeats: int,
+    min_repeat_ms: float,
+    max_iters: int,
+) -> TimingSummary:
+    """Warm up, size the repeats from a short estimate, then time ``repeats`` repeats."""
+    for _ in range(warmup):
+        call()
+    estimate = clock.time_ms(call, 3)
+    iters = iterations_for(estimate, min_repeat_ms, max_iters)
+    return summarize([clock.time_ms(call, iters) for _ in range(repeats)], iters)

@@ -1,0 +1,111 @@
+"""The profiled run of one mode: steady-state steps only, exported as a gzipped Kineto trace.
+
+``torch.profiler.schedule(wait, warmup, active)`` keeps compilation and capture out of the trace;
+the exported file holds ``ProfilerStep#<wait+warmup> .. #<wait+warmup+active-1>``. The warm-up
+steps start CUPTI before the recorded ones, and each child runs exactly one profiler session
+(CUPTI before CUDA 13.1u1 mislabels graph-launch correlations in later sessions). The trace is
+stamped with ``add_metadata_json("traceviz", ...)`` while the profiler records. After export the
+trace is read back and checked: a CUDA run whose trace holds no GPU activity fails with a hint.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+WAIT_STEPS = 1
+WARMUP_STEPS = 2
+ACTIVE_STEPS = 5
+
+#: Categories that count as GPU activity in a trace.
+GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+
+EMPTY_TRACE_HINT = (
+    "the trace holds no GPU activity although the mode ran on CUDA: CUPTI recorded no kernels "
+    "(CUDA-graph replays come out empty when CUPTI starts late, e.g. without the schedule's "
+    "warm-up steps or after an earlier profiler session in the same process); see the "
+    "profiler's warnings in this mode's log"
+)
+
+
+@dataclass(frozen=True)
+class TraceCheck:
+    """What the exported trace holds: ProfilerStep count and GPU activity events."""
+
+    steps: int
+    gpu_activities: int
+
+
+def check_trace(path: Path) -> TraceCheck:
+    """Count ``ProfilerStep#`` annotations and GPU activity events in a gzipped trace."""
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        events = json.load(fh).get("traceEvents", [])
+    steps = 0
+    gpu = 0
+    for ev in events:
+        if ev.get("ph") != "X":
+            continue
+        cat = str(ev.get("cat", "")).lower()
+        if cat in GPU_CATEGORIES:
+            gpu += 1
+        elif cat == "user_annotation" and str(ev.get("name", "")).startswith("ProfilerStep#"):
+            steps += 1
+    return TraceCheck(steps=steps, gpu_activities=gpu)
+
+
+def profile_steps(
+    call: Callable[[], Any],
+    trace_path: Path,
+    *,
+    cuda: bool,
+    metadata: dict[str, Any],
+) -> float:
+    """Trace ``ACTIVE_STEPS`` steady-state steps of ``call`` to ``trace_path`` (gzip).
+
+    Returns the mean wall time per active step under the profiler, in milliseconds (CUDA events
+    around the active window on CUDA, so no synchronisation lands inside a traced step).
+    """
+    import torch
+    from torch.profiler import ProfilerAction, ProfilerActivity, profile, schedule
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    trace_path.parent.mkdir(parents=True, exist_ok=True)
+    first_active = WAIT_STEPS + WARMUP_STEPS
+    total = first_active + ACTIVE_STEPS
+    if cuda:
+        begin_ev = torch.cuda.Event(enable_timing=True)
+        end_ev = torch.cuda.Event(enable_timing=True)
+    stamped = False
+    begin_ns = end_ns = 0
+    with profile(
+        activities=activities,
+        schedule=schedule(wait=WAIT_STEPS, warmup=WARMUP_STEPS, active=ACTIVE_STEPS, repeat=1),
+        on_trace_ready=lambda p: p.export_chrome_trace(str(trace_path)),
+        record_shapes=False,
+    ) as prof:
+        for i in range(total):
+            if i == first_active:
+                if cuda:
+                    begin_ev.record()
+                begin_ns = time.perf_counter_ns()
+            if not stamped and prof.current_action in (
+                ProfilerAction.RECORD,
+                ProfilerAction.RECORD_AND_SAVE,
+            ):
+                prof.add_metadata_json("traceviz", json.dumps(metadata))
+                stamped = True
+            call()
+            if i == total - 1:
+                if cuda:
+                    end_ev.record()
+                end_ns = time.perf_counter_ns()
+            prof.step()
+    if cuda:
+        end_ev.synchronize()
+        return begin_ev.elapsed_time(end_ev) / ACTIVE_STEPS
+    return (end_ns - begin_ns) / 1e6 / ACTIVE_STEPS

@@ -1,0 +1,360 @@
+"""Plotly figure builders for the reports (plotly is imported here, lazily by callers).
+
+Every figure takes analysis results and returns a ``plotly.graph_objects.Figure`` in
+microseconds (``ns / 1000``). Strings that come from a trace are HTML-escaped before they go
+into a figure, because plotly renders a subset of HTML in labels and hover text.
+Large inputs are reduced (:data:`MAX_BARS`); the builder says how in its returned note.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from traceviz.analyze.compare import COMPONENTS, Comparison, Waterfall
+from traceviz.analyze.model import Analysis
+from traceviz.trace.tables import Trace
+from traceviz.vocab import GAP_CLASS_NAMES, Category, LaunchKind
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+#: Bars per timeline lane before adjacent ones are merged.
+MAX_BARS = 3000
+#: Colours: GPU busy and the four gap classes (colour-blind-safe Tableau 10 subset).
+COLORS = {
+    "gpu_busy": "#4C78A8",
+    "host_wait": "#F58518",
+    "sync_wait": "#E45756",
+    "graph_internal": "#72B7B2",
+    "other_idle": "#BAB0AC",
+}
+_LABELS = {
+    "gpu_busy": "GPU busy",
+    "host_wait": "host wait (launch overhead)",
+    "sync_wait": "sync wait",
+    "graph_internal": "inside CUDA graph",
+    "other_idle": "other idle",
+}
+_FONT = {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 12}
+
+
+def _layout(fig: go.Figure, title: str, height: int = 380) -> go.Figure:
+    fig.update_layout(
+        template="plotly_white",
+        title={"text": html.escape(title), "x": 0.0, "xanchor": "left", "font": {"size": 15}},
+        height=height,
+        margin={"l": 70, "r": 20, "t": 60, "b": 50},
+        font=_FONT,
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1},
+        hoverlabel={"namelength": -1},
+    )
+    return fig
+
+
+def _esc(names: list[str] | np.ndarray) -> list[str]:
+    return [html.escape(str(n)) for n in names]
+
+
+def step_breakdown(analysis: Analysis) -> go.Figure:
+    """Stacked bar per step: GPU busy and the four idle classes (µs), plus cpu_bound_share."""
+    import plotly.graph_objects as go
+
+    steps = [s for s in analysis.steps if s.period_ns > 0]
+    x = _esc([s.name for s in steps])
+    fig = go.Figure()
+    for key in ("gpu_busy", *GAP_CLASS_NAMES):
+        y = [getattr(s, f"{key}_ns") / 1000 for s in steps]
+        fig.add_trace(
+            go.Bar(name=_LABELS[key], x=x, y=y, marker_color=COLORS[key],
+                   hovertemplate="%{x}<br>" + _LABELS[key] + ": %{y:,.1f} µs<extra></extra>")
+        )
+    share = [(s.cpu_bound_share or 0.0) * 100 for s in steps]
+    fig.add_trace(
+        go.Scatter(name="cpu_bound_share (right axis)", x=x, y=share, yaxis="y2",
+                   mode="lines+markers", line={"color": "#222", "width": 1.5},
+                   hovertemplate="%{x}<br>cpu_bound_share %{y:.1f}%<extra></extra>")
+    )
+    fig.update_layout(
+        barmode="stack",
+        yaxis={"title": "GPU period per step (µs)"},
+        yaxis2={"title": "cpu_bound_share (%)", "overlaying": "y", "side": "right",
+                "range": [0, 100], "tickmode": "linear", "dtick": 25, "showgrid": False},
+        xaxis={"title": "step"},
+    )
+    _layout(fig, "Where each step's GPU period went")
+    fig.update_layout(margin={"r": 70})
+    return fig
+
+
+def _coalesce(
+    lanes: np.ndarray, start: np.ndarray, end: np.ndarray, limit: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Merge neighbouring bars of a lane until at most ``limit`` remain.
+
+    Returns ``(lane, start, end, merged_count)``; bars are merged across the smallest gaps first
+    (one cut-off for all lanes). Inputs must be sorted by lane then start.
+    """
+    n = len(start)
+    if n <= limit:
+        return lanes, start, end, np.ones(n, dtype=np.int64)
+    gap = np.empty(n, dtype=np.float64)
+    gap[0] = np.inf
+    gap[1:] = start[1:] - end[:-1]
+    gap[1:][lanes[1:] != lanes[:-1]] = np.inf  # never merge across lanes
+    cutoff = np.sort(gap)[limit - 1]  # keep the `limit` largest gaps as boundaries
+    new = gap >= cutoff
+    group = np.cumsum(new) - 1
+    firsts = np.flatnonzero(new)
+    ends = np.maximum.reduceat(end, firsts)
+    counts = np.bincount(group)
+    return lanes[firsts], start[firsts], ends, counts
+
+
+def timeline(trace: Trace, analysis: Analysis) -> tuple[go.Figure, str]:
+    """Representative step: launches, graph replays, GPU activities per stream, idle gaps.
+
+    Returns the figure and a note ("" or how bars were merged). X axis: µs from the step's
+    first CPU or GPU event.
+    """
+    import plotly.graph_objects as go
+
+    step = analysis.representative_step()
+    fig = go.Figure()
+    if step is None:
+        return _layout(fig, "Timeline: no step with GPU work"), ""
+    gpu = trace.gpu
+    rows = np.flatnonzero(analysis.activity_step == step.index)
+    acts = gpu.iloc[rows]
+    cpu_end = step.cpu_start_ns + step.cpu_ns
+    rt = trace.runtime
+    in_win = (
+        (rt["ts_ns"].to_numpy() >= step.cpu_start_ns)
+        & (rt["ts_ns"].to_numpy() < cpu_end)
+        & (rt["kind"].to_numpy() != int(LaunchKind.OTHER))
+    )
+    launches = rt[in_win]
+    origin = min(step.cpu_start_ns, step.gpu_start_ns or step.cpu_start_ns)
+    notes: list[str] = []
+
+    def bars(name: str, lane: list[str], s: np.ndarray, e: np.ndarray, labels: list[str],
+             color: str) -> None:
+        lane_arr = np.asarray(lane, dtype=object)
+        order = np.lexsort((s, lane_arr.astype(str)))
+        lane_arr, s, e = lane_arr[order], s[order], e[order]
+        labels_arr = np.asarray(labels, dtype=object)[order]
+        lane_m, s_m, e_m, counts = _coalesce(lane_arr, s, e, MAX_BARS)
+        if len(s_m) < len(s):
+            notes.append(f"{name}: {len(s):,} bars merged into {len(s_m):,}")
+            first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+            text = [
+                labels_arr[f] if c == 1 else f"{c} merged, first: {labels_arr[f]}"
+                for f, c in zip(first, counts, strict=True)
+            ]
+        else:
+            text = list(labels_arr)
+        fig.add_trace(
+            go.Bar(
+                name=name, orientation="h", y=list(lane_m), base=(s_m - origin) / 1000,
+                x=np.maximum(e_m - s_m, 1) / 1000, marker_color=color, marker_line_width=0,
+                hovertext=text,
+                hovertemplate="%{hovertext}<br>start %{base:,.2f} µs, %{x:,.2f} µs<extra></extra>",
+            )
+        )
+
+    gaps = analysis.gaps
+    gmask = gaps.step == step.index
+    for cls_id, cls_name in enumerate(GAP_CLASS_NAMES):
+        m = gmask & (gaps.cls == cls_id)
+        if m.any():
+            dur = gaps.duration_ns[m] / 1000
+            bars(_LABELS[cls_name], ["idle gaps"] * int(m.sum()), gaps.start_ns[m],
+                 gaps.end_ns[m], [f"{_LABELS[cls_name]} {d:,.2f} µs" for d in dur],
+                 COLORS[cls_name])
+    for cat, color, label in (
+        (Category.KERNEL, COLORS["gpu_busy"], "kernel"),
+        (Category.GPU_MEMCPY, "#9D755D", "memcpy"),
+        (Category.GPU_MEMSET, "#B279A2", "memset"),
+    ):
+        sub = acts[acts["cat"].to_numpy() == int(cat)]
+        if len(sub):
+            bars(label, [f"GPU stream {int(s)}" for s in sub["stream"]],
+                 sub["ts_ns"].to_numpy(), sub["end_ns"].to_numpy(), _esc(list(sub["name"])),
+                 color)
+    replays = [r for r in analysis.graph_replays if r.step == step.name]
+    if replays:
+        bars("CUDA graph replay", ["graph replays"] * len(replays),
+             np.array([r.first_start_ns for r in replays]),
+             np.array([r.last_end_ns for r in replays]),
+             [f"graph replay: {r.kernels} kernels, {r.nodes} nodes" for r in replays], "#54A24B")
+    if len(launches):
+        bars("CPU launch call", ["CPU launch calls"] * len(launches),
+             launches["ts_ns"].to_numpy(), launches["end_ns"].to_numpy(),
+             _esc(list(launches["name"])), "#EECA3B")
+    streams = sorted({int(s) for s in acts["stream"]})
+    lanes = [
+        *(["CPU launch calls"] if len(launches) else []),
+        *(["graph replays"] if replays else []),
+        *(f"GPU stream {s}" for s in streams),
+        *(["idle gaps"] if gmask.any() else []),
+    ]
+    fig.update_layout(
+        barmode="overlay",
+        bargap=0.25,
+        xaxis={"title": "µs from step start", "rangeslider": {"visible": False}},
+        yaxis={"categoryorder": "array", "categoryarray": lanes[::-1], "type": "category"},
+    )
+    _layout(fig, f"Timeline of {step.name} (median period, {step.period_ns / 1000:,.1f} µs)",
+            height=max(320, 70 * len(lanes) + 140))
+    return fig, "; ".join(notes)
+
+
+def _duration_label(us_value: float) -> str:
+    if us_value >= 1000:
+        return f"{us_value / 1000:g} ms"
+    return f"{us_value:g} µs"
+
+
+def gap_histogram(analysis: Analysis) -> go.Figure:
+    """Idle-gap count per log-spaced duration bin, bars per class (overlaid).
+
+    Bins are computed here (40 equal bins of log10 µs), so the figure stays small for any
+    number of gaps; the x axis is log10 µs with tick labels in µs / ms.
+    """
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    dur = analysis.gaps.duration_ns / 1000
+    positive = dur > 0
+    if positive.any():
+        logs = np.log10(dur[positive])
+        lo, hi = float(np.floor(logs.min() * 4) / 4), float(np.ceil(logs.max() * 4) / 4)
+        hi = max(hi, lo + 0.25)
+        edges = np.linspace(lo, hi, 41)
+        centers = (edges[:-1] + edges[1:]) / 2
+        cls = analysis.gaps.cls[positive]
+        for cls_id, name in enumerate(GAP_CLASS_NAMES):
+            d = logs[cls == cls_id]
+            if not len(d):
+                continue
+            counts, _ = np.histogram(d, bins=edges)
+            keep = counts > 0
+            fig.add_trace(
+                go.Bar(
+                    name=f"{_LABELS[name]} ({len(d):,})", x=centers[keep], y=counts[keep],
+                    width=edges[1] - edges[0], marker_color=COLORS[name], opacity=0.75,
+                    customdata=np.stack([10 ** edges[:-1][keep], 10 ** edges[1:][keep]], -1),
+                    hovertemplate="%{customdata[0]:,.2f}–%{customdata[1]:,.2f} µs: "
+                    "%{y:,} gaps<extra></extra>",
+                )
+            )
+        decades = range(int(np.floor(lo)), int(np.ceil(hi)) + 1)
+        ticks = [t for d in decades for m in (1, 2, 5)
+                 if lo <= (t := round(d + float(np.log10(m)), 6)) <= hi]
+        fig.update_layout(xaxis={"tickvals": ticks,
+                                 "ticktext": [_duration_label(float(f"{10.0**t:.3g}"))
+                                              for t in ticks],
+                                 "range": [lo, hi]})
+    fig.update_layout(barmode="overlay", xaxis_title="gap duration (log scale)",
+                      yaxis={"title": "gaps"})
+    return _layout(fig, "Idle gaps by class")
+
+
+def kernel_families(analysis: Analysis) -> go.Figure:
+    """GPU time per kernel family (ms), largest first."""
+    import plotly.graph_objects as go
+
+    fams = sorted(analysis.kernel_families, key=lambda f: f.total_ns)
+    fig = go.Figure(
+        go.Bar(
+            orientation="h", y=_esc([f.family for f in fams]),
+            x=[f.total_ns / 1e6 for f in fams], marker_color=COLORS["gpu_busy"],
+            text=[f"{f.share * 100:.1f}%" for f in fams], textposition="auto",
+            customdata=[f.count for f in fams],
+            hovertemplate="%{y}: %{x:,.3f} ms in %{customdata:,} activities<extra></extra>",
+        )
+    )
+    fig.update_layout(xaxis={"title": "GPU time (ms, whole trace)"})
+    return _layout(fig, "GPU time by kernel family", height=max(260, 28 * len(fams) + 120))
+
+
+def compare_counts(comparison: Comparison) -> go.Figure:
+    """Kernels/step and launch calls/step per mode (medians)."""
+    import plotly.graph_objects as go
+
+    rows = [r for r in comparison.rows if r.kernels is not None]
+    x = _esc([r.mode for r in rows])
+    fig = go.Figure(
+        [
+            go.Bar(name="kernels/step", x=x, y=[r.kernels for r in rows],
+                   marker_color=COLORS["gpu_busy"], texttemplate="%{y:,.0f}",
+                   textposition="outside"),
+            go.Bar(name="launch calls/step", x=x, y=[r.launches for r in rows],
+                   marker_color=COLORS["host_wait"], texttemplate="%{y:,.0f}",
+                   textposition="outside"),
+        ]
+    )
+    fig.update_layout(barmode="group", yaxis={"title": "per step (median)"})
+    return _layout(fig, "Kernels and launch calls per step")
+
+
+def compare_times(comparison: Comparison) -> go.Figure:
+    """Unprofiled step time (median, p10–p90 error bar) next to the profiled GPU period (ms)."""
+    import plotly.graph_objects as go
+
+    rows = [r for r in comparison.rows if r.period_ms is not None or r.time_median_ms is not None]
+    x = _esc([r.mode for r in rows])
+    fig = go.Figure()
+    timed = [r for r in rows if r.time_median_ms is not None]
+    if timed:
+        fig.add_trace(
+            go.Bar(
+                name="unprofiled step time (median, p10–p90)", x=_esc([r.mode for r in timed]),
+                y=[r.time_median_ms for r in timed], marker_color="#54A24B",
+                error_y={
+                    "type": "data", "symmetric": False,
+                    "array": [(r.time_p90_ms or r.time_median_ms) - r.time_median_ms
+                              for r in timed],
+                    "arrayminus": [r.time_median_ms - (r.time_p10_ms or r.time_median_ms)
+                                   for r in timed],
+                },
+            )
+        )
+    fig.add_trace(
+        go.Bar(name="profiled GPU period/step (median)", x=x,
+               y=[r.period_ms for r in rows], marker_color=COLORS["gpu_busy"])
+    )
+    fig.update_layout(barmode="group", yaxis={"title": "ms per step"})
+    return _layout(fig, "Step time: unprofiled vs profiled")
+
+
+def waterfall(w: Waterfall) -> go.Figure:
+    """Baseline mean period → five component deltas → mode mean period (µs)."""
+    import plotly.graph_objects as go
+
+    labels = [f"{html.escape(w.baseline)}<br>period", *(label for _, label in COMPONENTS),
+              f"{html.escape(w.mode)}<br>period"]
+    values = [w.baseline_period_ns / 1000, *(w.parts[k] / 1000 for k, _ in COMPONENTS),
+              w.period_ns / 1000]
+    fig = go.Figure(
+        go.Waterfall(
+            x=labels, y=values,
+            measure=["absolute", *(["relative"] * len(COMPONENTS)), "total"],
+            text=[f"{v:+,.1f}" if 0 < i <= len(COMPONENTS) else f"{v:,.1f}"
+                  for i, v in enumerate(values)],
+            textposition="outside",
+            increasing={"marker": {"color": "#E45756"}},
+            decreasing={"marker": {"color": "#54A24B"}},
+            totals={"marker": {"color": COLORS["gpu_busy"]}},
+            connector={"line": {"color": "#999", "width": 1}},
+            hovertemplate="%{x}: %{y:,.2f} µs<extra></extra>",
+        )
+    )
+    fig.update_layout(yaxis={"title": "mean GPU period per step (µs)"}, showlegend=False,
+                      xaxis={"tickangle": 0})
+    return _layout(
+        fig, f"{w.mode} vs {w.baseline}: change in GPU period per step "
+        f"({w.delta_ns / 1000:+,.1f} µs)"
+    )

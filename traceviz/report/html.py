@@ -1,0 +1,150 @@
+"""Render a :class:`~traceviz.report.model.Report` as one self-contained HTML page.
+
+Only formatting happens here. Every string is escaped (``html.escape``); figure data is
+embedded by plotly as JSON with ``<`` / ``>`` escaped. Output is reproducible: figures get the
+fixed ids of the model, and nothing time-dependent is written.
+"""
+
+from __future__ import annotations
+
+import html
+
+from traceviz.analyze.verdicts import STATUSES
+from traceviz.report.model import Figure, Report, Table
+
+PLOTLYJS_MODES = ("inline", "cdn")
+
+_CSS = """
+:root{--fg:#1d2330;--muted:#5b6474;--line:#e3e6ec;--bg:#f7f8fa;--accent:#4C78A8}
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);
+background:var(--bg)}
+header{background:#fff;border-bottom:1px solid var(--line);padding:20px 32px 12px}
+h1{font-size:22px;margin:0 0 10px}
+h2{font-size:18px;margin:0 0 6px}
+h3{font-size:14px;margin:16px 0 6px;color:var(--muted)}
+nav{padding:8px 32px;background:#fff;border-bottom:1px solid var(--line);position:sticky;top:0;
+z-index:10}
+nav a{margin-right:16px;color:var(--accent);text-decoration:none;font-weight:500}
+main{padding:8px 32px 40px;max-width:1400px}
+section{scroll-margin-top:48px;background:#fff;border:1px solid var(--line);border-radius:8px;
+padding:18px 20px;margin:16px 0}
+.intro{color:var(--muted);margin:0 0 10px;max-width:100ch}
+.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:0}
+.facts dt{color:var(--muted)}
+.facts dd{margin:0;overflow-wrap:anywhere}
+nav a:first-child{margin-left:0}
+.warnings{background:#fff7e6;border:1px solid #f3d19c;border-radius:8px;padding:10px 16px;
+margin:16px 0}
+.warnings h2{font-size:15px}
+.warnings ul{margin:4px 0 0;padding-left:20px}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;font-size:13px;margin:4px 0}
+th,td{padding:4px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+th{background:#f0f2f5;font-weight:600;white-space:nowrap}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td{max-width:70ch;overflow-wrap:break-word}
+td details summary{cursor:pointer;list-style-position:outside}
+td details[open] summary{color:var(--muted)}
+tr:last-child td{border-bottom:none}
+.note{color:var(--muted);font-size:12px;margin:2px 0 8px}
+.figure{margin:8px 0 16px}
+.status{font-weight:700;border-radius:4px;padding:1px 6px;white-space:nowrap}
+.st-WIN{background:#dff3e4;color:#1e6b34}
+.st-NO_WIN{background:#eceff3;color:#3d4452}
+.st-REGRESSION{background:#fde2e1;color:#a12622}
+.st-INCONCLUSIVE{background:#fff1cc;color:#7a5a00}
+footer{color:var(--muted);font-size:12px;padding:0 32px 24px}
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+#: Clipped cells longer than this show a prefix and expand on click.
+CLIP_CHARS = 90
+
+
+def _cell(text: str, numeric: bool, clip: bool) -> str:
+    if text in STATUSES:
+        return f'<td><span class="status st-{text}">{_e(text)}</span></td>'
+    if numeric:
+        return f'<td class="n">{_e(text)}</td>'
+    if clip and len(text) > CLIP_CHARS:
+        return (f"<td><details><summary>{_e(text[:CLIP_CHARS - 10])}…</summary>{_e(text)}"
+                "</details></td>")
+    return f"<td>{_e(text)}</td>"
+
+
+def _table(t: Table) -> str:
+    numeric = t.numeric or (False,) * len(t.columns)
+    clip = t.clip or (False,) * len(t.columns)
+    head = "".join(
+        f'<th class="n">{_e(c)}</th>' if n else f"<th>{_e(c)}</th>"
+        for c, n in zip(t.columns, numeric, strict=True)
+    )
+    body = "".join(
+        "<tr>" + "".join(_cell(c, n, k) for c, n, k in zip(r, numeric, clip, strict=True))
+        + "</tr>"
+        for r in t.rows
+    )
+    clipped = any(k and len(c) > CLIP_CHARS for r in t.rows
+                  for c, k in zip(r, clip, strict=True))
+    text = " ".join(filter(None, [t.note, "Long names are shortened: click one to see it whole."
+                                  if clipped else ""]))
+    note = f'<p class="note">{_e(text)}</p>' if text else ""
+    empty = '<p class="note">none</p>' if not t.rows else ""
+    return (f'<h3>{_e(t.title)}</h3><div class="scroll"><table id="{_e(t.id)}"><thead><tr>'
+            f"{head}</tr></thead><tbody>{body}</tbody></table></div>{empty}{note}")
+
+
+def _figure(f: Figure) -> str:
+    import plotly.io as pio
+
+    height = f.figure.layout.height or 400
+    div = pio.to_html(
+        f.figure, full_html=False, include_plotlyjs=False, div_id=f.id,
+        default_height=f"{height}px", config={"displaylogo": False, "responsive": True},
+    )
+    note = f'<p class="note">{_e(f.note)}</p>' if f.note else ""
+    return f'<div class="figure">{div}</div>{note}'
+
+
+def _plotlyjs(mode: str) -> str:
+    import plotly.offline as po
+
+    if mode == "cdn":
+        return (f'<script charset="utf-8" src="https://cdn.plot.ly/plotly-'
+                f'{po.get_plotlyjs_version()}.min.js"></script>')
+    if mode != "inline":
+        raise ValueError(f"plotlyjs must be one of {PLOTLYJS_MODES}")
+    return f'<script charset="utf-8">{po.get_plotlyjs()}</script>'
+
+
+def render_html(report: Report, plotlyjs: str = "inline") -> str:
+    """The whole page; ``plotlyjs`` is "inline" (works offline) or "cdn" (small file)."""
+    from traceviz import __version__
+
+    facts = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in report.facts)
+    warnings = ""
+    if report.warnings:
+        items = "".join(f"<li>{_e(w)}</li>" for w in report.warnings)
+        warnings = (f'<div class="warnings" id="health"><h2>Trace health</h2>'
+                    f"<ul>{items}</ul></div>")
+    nav = "".join(f'<a href="#{_e(s.id)}">{_e(s.title)}</a>' for s in report.sections)
+    sections = []
+    for s in report.sections:
+        body = "".join(_table(i) if isinstance(i, Table) else _figure(i) for i in s.items)
+        sections.append(f'<section id="{_e(s.id)}"><h2>{_e(s.title)}</h2>'
+                        f'<p class="intro">{_e(s.intro)}</p>{body}</section>')
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(report.title)}</title><style>{_CSS}</style>{_plotlyjs(plotlyjs)}</head>"
+        f'<body><header><h1>{_e(report.title)}</h1><dl class="facts">{facts}</dl></header>'
+        f"<nav>{nav}</nav><main>{warnings}{''.join(sections)}</main>"
+        f"<footer>Generated by traceviz {_e(__version__)}. Definitions: docs/metrics.md, "
+        "docs/comparison.md."
+        "</footer></body></html>\n"
+    )

@@ -1,0 +1,392 @@
+"""The report model: what a report says, already formatted, independent of the output format.
+
+:func:`build_trace_report` (one trace) and :func:`build_comparison_report` (several modes) turn
+analysis results into a :class:`Report` of sections holding tables (formatted strings),
+figures (plotly, built by :mod:`traceviz.report.figures`) and verdicts. Renderers
+(:mod:`~traceviz.report.html`, :mod:`~traceviz.report.markdown`) only lay it out and escape it.
+Display units: µs for per-step times (``ns / 1000``), ms for step times and whole-trace sums.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from traceviz.analyze.compare import COMPONENTS, Comparison, ComparisonRow
+from traceviz.analyze.model import Analysis
+from traceviz.analyze.verdicts import Verdict
+from traceviz.report import figures
+from traceviz.trace.tables import Trace
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+#: Rows shown in long tables before the rest are summarised.
+MAX_TABLE_ROWS = 50
+
+
+@dataclass(frozen=True)
+class Table:
+    """A formatted table. ``numeric[i]``: column i is right-aligned; ``clip[i]``: long values
+    (kernel names) may be shown shortened, expandable (HTML)."""
+
+    id: str
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    numeric: tuple[bool, ...] = ()
+    note: str = ""
+    clip: tuple[bool, ...] = ()
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A plotly figure with a fixed DOM id (so output is reproducible)."""
+
+    id: str
+    figure: go.Figure
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    title: str
+    intro: str
+    items: tuple[Table | Figure, ...]
+
+
+@dataclass(frozen=True)
+class Report:
+    """A whole report: header facts, warnings, verdicts (comparison only) and sections."""
+
+    kind: str  # "trace" or "comparison"
+    title: str
+    facts: tuple[tuple[str, str], ...]
+    warnings: tuple[str, ...]
+    sections: tuple[Section, ...]
+    verdicts: tuple[Verdict, ...] = ()
+
+    def figures(self) -> list[Figure]:
+        return [i for s in self.sections for i in s.items if isinstance(i, Figure)]
+
+
+# --- formatting ------------------------------------------------------------------------------
+
+
+def us(ns: float | None, digits: int = 1) -> str:
+    """Nanoseconds as microseconds with thousands separators; "–" for unknown."""
+    return "–" if ns is None else f"{ns / 1000:,.{digits}f}"
+
+
+def ms(value_ms: float | None, digits: int = 3) -> str:
+    return "–" if value_ms is None else f"{value_ms:,.{digits}f}"
+
+
+def pct(share: float | None, digits: int = 0) -> str:
+    return "–" if share is None else f"{share * 100:.{digits}f}%"
+
+
+def num(value: float | None, digits: int = 0) -> str:
+    if value is None:
+        return "–"
+    return f"{value:,.{digits}f}" if digits or value != int(value) else f"{int(value):,}"
+
+
+def mib(value: int | None) -> str:
+    return "–" if value is None else f"{value / 2**20:,.0f} MiB"
+
+
+def _table(id_: str, title: str, columns: list[tuple[str, bool]], rows: list[tuple[str, ...]],
+           note: str = "", clip: tuple[bool, ...] = ()) -> Table:
+    shown = rows[:MAX_TABLE_ROWS]
+    if len(rows) > len(shown):
+        note = (note + " " if note else "") + f"Showing {len(shown)} of {len(rows):,} rows."
+    return Table(id_, title, tuple(c for c, _ in columns), tuple(shown),
+                 tuple(n for _, n in columns), note,
+                 clip + (False,) * (len(columns) - len(clip)) if clip else ())
+
+
+# --- single trace ----------------------------------------------------------------------------
+
+
+def _trace_facts(trace: Trace, analysis: Analysis) -> list[tuple[str, str]]:
+    m = trace.meta
+    t = analysis.totals
+    names = [d.name for d in m.devices]
+    devices = ", ".join(
+        f"{names.count(n)} × {n}" if names.count(n) > 1 else n for n in dict.fromkeys(names)
+    ) or "not recorded"
+    facts = [
+        ("trace", m.path),
+        ("size", f"{m.size_bytes / 2**20:,.1f} MiB on disk, {m.events:,} events"),
+        ("device", devices + (f" (rank {m.rank})" if m.rank is not None else "")),
+    ]
+    versions = {k: v for k, v in m.metadata.items() if "version" in k.lower()}
+    if m.schema_version is not None:
+        versions["schemaVersion"] = m.schema_version
+    if versions:
+        facts.append(("versions", ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))))
+    facts += [
+        ("steps", f"{t.steps} found, {t.steps_with_gpu} with GPU work"),
+        ("GPU activities", f"{t.activities:,} ({t.kernels:,} kernels, {t.memcpys:,} memcpy, "
+                           f"{t.memsets:,} memset); {t.unattributed:,} outside every step"),
+        ("launch calls", f"{t.launches:,} ({t.graph_launches:,} CUDA-graph launches)"),
+        ("cpu_bound_share", pct(t.cpu_bound_share) + " of the summed step periods"),
+    ]
+    return facts
+
+
+def _per_step_section(analysis: Analysis) -> Section:
+    ps = analysis.per_step
+    cols = [("step", False), ("period µs", True), ("GPU busy µs", True), ("host wait µs", True),
+            ("sync wait µs", True), ("in-graph µs", True), ("other idle µs", True),
+            ("kernels", True), ("launches", True), ("CPU µs", True), ("cpu_bound_share", True)]
+    rows = [
+        (s.name, us(s.period_ns), us(s.gpu_busy_ns), us(s.host_wait_ns), us(s.sync_wait_ns),
+         us(s.graph_internal_ns), us(s.other_idle_ns), num(s.kernels), num(s.launches),
+         us(s.cpu_ns), pct(s.cpu_bound_share))
+        for s in analysis.steps
+    ]
+    rows.append(
+        ("median (steps with GPU work)", us(ps.period_ns), us(ps.gpu_busy_ns),
+         us(ps.host_wait_ns), us(ps.sync_wait_ns), us(ps.graph_internal_ns),
+         us(ps.other_idle_ns), num(ps.kernels, 1 if ps.kernels % 1 else 0),
+         num(ps.launches, 1 if ps.launches % 1 else 0), us(ps.cpu_ns), pct(ps.cpu_bound_share))
+    )
+    items: list[Table | Figure] = []
+    if any(s.period_ns > 0 for s in analysis.steps):
+        items.append(Figure("fig-steps", figures.step_breakdown(analysis)))
+    items.append(_table("tbl-steps", "Per step", cols, rows,
+                        "Each step's period = GPU busy + the four idle classes."))
+    return Section(
+        "steps", "Steps",
+        "The GPU period of a step runs from its first to its last GPU activity; idle time "
+        "inside it is classed as host wait (the GPU waited for a launch), sync wait, time "
+        "inside a CUDA graph, or other. cpu_bound_share = (host wait + sync wait) / period.",
+        tuple(items),
+    )
+
+
+def _kernel_section(analysis: Analysis) -> Section:
+    items: list[Table | Figure] = []
+    if analysis.kernel_families:
+        items.append(Figure("fig-families", figures.kernel_families(analysis)))
+    items.append(_table(
+        "tbl-kernels", "Top kernels by GPU time",
+        [("kernel", False), ("family", False), ("count", True), ("total ms", True),
+         ("mean µs", True), ("min µs", True), ("max µs", True)],
+        [(k.name, k.family, num(k.count), f"{k.total_ns / 1e6:,.3f}", us(k.mean_ns, 2),
+          us(k.min_ns, 2), us(k.max_ns, 2)) for k in analysis.top_kernels],
+        clip=(True,),
+    ))
+    if analysis.triton_kernels:
+        items.append(_table(
+            "tbl-triton", "Triton kernels and what Inductor fused into them",
+            [("kernel", False), ("kind", False), ("fused ops", False), ("count", True),
+             ("total ms", True)],
+            [(k.name, k.kind, ", ".join(k.fused_ops) or "–", num(k.count),
+              f"{k.total_ns / 1e6:,.3f}") for k in analysis.triton_kernels],
+            clip=(True,),
+        ))
+    return Section("kernels", "Kernels", "Whole-trace GPU time per kernel family and kernel.",
+                   tuple(items))
+
+
+def _graph_section(analysis: Analysis) -> Section | None:
+    if not analysis.graph_replays:
+        return None
+    rows = [
+        (r.step or "outside steps", r.launch_name, num(r.nodes), num(r.kernels), us(r.launch_ns),
+         us(r.launch_to_first_ns), us(r.span_ns), us(r.busy_ns), us(r.internal_gap_ns))
+        for r in analysis.graph_replays
+    ]
+    return Section(
+        "graphs", "CUDA graph replays",
+        "Each graph launch call and the activities it replayed; in-graph gaps are idle time "
+        "between a graph's own nodes.",
+        (_table("tbl-graphs", "Graph replays",
+                [("step", False), ("launch", False), ("nodes", True), ("kernels", True),
+                 ("launch call µs", True), ("launch → first µs", True), ("span µs", True),
+                 ("busy µs", True), ("in-graph gaps µs", True)], rows),),
+    )
+
+
+def _compile_section(analysis: Analysis) -> Section:
+    c = analysis.compile
+    if not c.compiled:
+        return Section("compile", "torch.compile",
+                       "No torch.compile markers (compiled regions, CompiledFxGraph calls) "
+                       "in this trace.", ())
+    rows = [
+        (s.step, num(s.regions), str(len(s.frames)), num(s.graph_breaks), us(s.cache_lookup_ns),
+         num(s.compiled_graph_calls), num(s.input_copies), num(s.in_window_compiles))
+        for s in c.steps
+    ]
+    intro = (f"{c.triton_kernels:,} Triton kernel activities. Recompiled regions: "
+             f"{', '.join(c.recompiled_regions) or 'none'}. " + " ".join(c.notes))
+    return Section(
+        "compile", "torch.compile structure", intro.strip(),
+        (_table("tbl-compile", "Per step",
+                [("step", False), ("compiled regions", True), ("frames", True),
+                 ("graph breaks", True), ("cache lookup µs", True), ("CompiledFxGraph calls", True),
+                 ("cudagraph input copies", True), ("compiles in window", True)], rows),),
+    )
+
+
+def _gap_section(analysis: Analysis) -> Section:
+    rows = [
+        (g.gap_class, num(g.count), us(g.p50_ns, 2), us(g.p90_ns, 2), us(g.max_ns, 2),
+         us(g.sum_ns))
+        for g in analysis.gap_stats if g.scope == "all"
+    ]
+    items: list[Table | Figure] = []
+    if len(analysis.gaps):
+        items.append(Figure("fig-gaps", figures.gap_histogram(analysis)))
+    items.append(_table("tbl-gaps", "Gap statistics (all steps)",
+                        [("class", False), ("gaps", True), ("p50 µs", True), ("p90 µs", True),
+                         ("max µs", True), ("sum µs", True)], rows))
+    return Section("gaps", "Idle gaps", "Every idle hole inside a step's GPU period, by class.",
+                   tuple(items))
+
+
+def build_trace_report(trace: Trace, analysis: Analysis) -> Report:
+    """The single-trace report: health, steps, timeline, gaps, kernels, graphs, compile."""
+    tl, tl_note = figures.timeline(trace, analysis)
+    rep = analysis.representative_step()
+    timeline = Section(
+        "timeline", "Representative step",
+        "The step whose GPU period is the median: CPU launch calls, graph replays, GPU "
+        "activities per stream and idle gaps coloured by class. Drag to zoom, double-click to "
+        "reset.",
+        (Figure("fig-timeline", tl, (tl_note + ".") if tl_note else ""),) if rep else (),
+    )
+    sections = [_per_step_section(analysis), timeline, _gap_section(analysis),
+                _kernel_section(analysis)]
+    graphs = _graph_section(analysis)
+    if graphs:
+        sections.append(graphs)
+    sections.append(_compile_section(analysis))
+    return Report(
+        kind="trace",
+        title=f"traceviz report: {trace.meta.path.rsplit('/', 1)[-1]}",
+        facts=tuple(_trace_facts(trace, analysis)),
+        warnings=tuple(w.message + (f" ({w.count:,})" if w.count else "")
+                       for w in analysis.health),
+        sections=tuple(sections),
+    )
+
+
+# --- comparison ------------------------------------------------------------------------------
+
+
+def row_cells(r: ComparisonRow) -> tuple[str, ...]:
+    time = "–"
+    if r.time_median_ms is not None:
+        time = ms(r.time_median_ms)
+        if r.time_p10_ms is not None and r.time_p90_ms is not None:
+            time += f" ({ms(r.time_p10_ms)}–{ms(r.time_p90_ms)})"
+        if r.time_noisy:
+            time += " noisy"
+    correct = {True: "match", False: "MISMATCH", None: "not checked"}[r.correctness_ok]
+    if r.correctness_detail and r.correctness_ok is False:
+        correct += f" ({r.correctness_detail})"
+    status = r.status + (f": {r.reason}" if r.reason else "")
+    return (
+        r.mode, status, time, ms(r.period_ms),
+        "–" if r.inflation is None else f"{r.inflation:.2f}×",
+        num(r.kernels, 1 if r.kernels and r.kernels % 1 else 0),
+        num(r.launches, 1 if r.launches and r.launches % 1 else 0),
+        num(r.kernels_per_launch, 2), ms(r.gpu_busy_ms), pct(r.cpu_bound_share),
+        "–" if r.first_call_s is None else f"{r.first_call_s:,.2f} s", mib(r.peak_mem_bytes),
+        correct,
+    )
+
+
+ROW_COLUMNS = [
+    ("mode", False), ("status", False), ("step ms (p10–p90)", True), ("profiled ms", True),
+    ("inflation", True), ("kernels/step", True), ("launches/step", True),
+    ("kernels/launch", True), ("busy ms/step", True), ("cpu-bound", True),
+    ("first call", True), ("peak mem", True), ("outputs", False),
+]
+
+
+def verdict_table(verdicts: tuple[Verdict, ...]) -> Table:
+    return Table(
+        "tbl-verdicts", "Verdicts",
+        ("mode", "verdict", "status", "why"),
+        tuple((v.mode, v.kind, v.status, v.explanation) for v in verdicts),
+        (False, False, False, False),
+    )
+
+
+def build_comparison_report(
+    comparison: Comparison, title: str, facts: list[tuple[str, str]],
+    warnings: list[str] | None = None,
+) -> Report:
+    """The comparison report: verdicts, the comparison table, figures, waterfalls, diagnostics."""
+    c = comparison
+    sections: list[Section] = [
+        Section("verdicts", "Verdicts",
+                f"Each mode against the baseline {c.baseline!r}. fusion: kernels/step and GPU "
+                "busy/step clearly down with matching outputs. launch: launch calls/step and "
+                "host wait/step clearly down and the unprofiled step time better beyond its "
+                "noise. Thresholds are listed at the end of the report.",
+                (verdict_table(c.verdicts),)),
+        Section("modes", "Modes side by side",
+                "step ms: unprofiled step time from the run manifest (median, p10–p90). "
+                "profiled ms: GPU period per step under the profiler (median); inflation = "
+                "profiled wall time per step (manifest; else the GPU period) / unprofiled. "
+                "Per-step counts and times are medians over the steps with GPU work; "
+                "cpu-bound = cpu_bound_share, (host wait + sync wait) / period; "
+                "kernels/launch counts all GPU activities per launch call.",
+                (_table("tbl-modes", "Comparison", ROW_COLUMNS,
+                        [row_cells(r) for r in c.rows]),
+                 Figure("fig-times", figures.compare_times(c)),
+                 Figure("fig-counts", figures.compare_counts(c)))),
+    ]
+    if c.waterfalls:
+        items: list[Table | Figure] = []
+        for i, w in enumerate(c.waterfalls):
+            items.append(Figure(f"fig-waterfall-{i}", figures.waterfall(w)))
+        items.append(_table(
+            "tbl-waterfall", "Change in mean GPU period per step (µs)",
+            [("mode", False), ("baseline period", True), ("period", True), ("Δ total", True),
+             *((label, True) for _, label in COMPONENTS)],
+            [(w.mode, us(w.baseline_period_ns), us(w.period_ns), f"{w.delta_ns / 1000:+,.1f}",
+              *(f"{w.parts[k] / 1000:+,.1f}" for k, _ in COMPONENTS)) for w in c.waterfalls],
+            "Means over steps with GPU work; the five parts add up to Δ total.",
+        ))
+        sections.append(Section(
+            "waterfall", "What changed the GPU period",
+            "Δbusy is GPU work saved or added (fusion, kernel efficiency); Δhost_wait is launch "
+            "overhead the GPU no longer waits for; Δsync_wait, Δgraph_internal and Δother are "
+            "the other idle classes. Green bars shorten the step.",
+            tuple(items),
+        ))
+    diag = [
+        (r.mode, num(r.graphs) if r.graphs is not None else "–",
+         num(r.graph_breaks) if r.graph_breaks is not None else "–",
+         "; ".join(r.break_reasons) or "–",
+         num(r.recompiles) if r.recompiles is not None else "–",
+         "; ".join(r.cudagraph_skips) or "–")
+        for r in c.rows
+    ]
+    sections.append(Section(
+        "diagnostics", "Compile diagnostics",
+        "From the run manifest (torch._dynamo counters and logs); '–' when not recorded.",
+        (_table("tbl-diag", "Compile diagnostics",
+                [("mode", False), ("graphs", True), ("graph breaks", True),
+                 ("break reasons", False), ("recompiles", True), ("cudagraph skips", False)],
+                diag),),
+    ))
+    sections.append(Section(
+        "thresholds", "Thresholds", "Change them with --threshold name=value or a config file.",
+        (Table("tbl-thresholds", "Thresholds", ("name", "value"),
+               tuple((k, f"{v:g}") for k, v in c.thresholds.as_dict().items()), (False, True)),),
+    ))
+    return Report(
+        kind="comparison", title=title, facts=tuple(facts),
+        warnings=tuple([*(warnings or []), *c.notes]), sections=tuple(sections),
+        verdicts=c.verdicts,
+    )
