@@ -91,3 +91,16 @@ def test_report_path_never_imports_torch(trace_file: Path) -> None:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "HEAVY=" in r.stderr
     assert r.stderr.split("HEAVY=")[1].strip() == ""
+
+
+@pytest.mark.hta
+def test_hta_flag_adds_an_hta_section_to_json_and_html(trace_file: Path, tmp_path: Path) -> None:
+    pytest.importorskip("hta")
+    r = traceviz("report", str(trace_file), "--format", "json", "--hta")
+    assert r.returncode == 0, r.stderr
+    hta = json.loads(r.stdout)["hta"]
+    assert hta["gpu_ops"] == 2 and "load" not in (hta.get("errors") or {})
+    out = tmp_path / "r.html"
+    r = traceviz("report", str(trace_file), "--hta", "-o", str(out), "--plotlyjs", "cdn")
+    assert r.returncode == 0, r.stderr
+    assert '<section id="hta"' in out.read_text()

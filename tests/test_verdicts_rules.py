@@ -145,3 +145,23 @@ def test_traces_from_different_gpus_are_inconclusive(tmp_path: Path) -> None:
     assert fusion.status == launch.status == "INCONCLUSIVE"
     assert "baseline ran on Test GPU, this mode on Other GPU" in fusion.explanation
     assert "it would be WIN" in fusion.explanation
+
+
+def test_host_wait_inflated_by_the_profiler_makes_the_launch_verdict_inconclusive(
+    tmp_path: Path,
+) -> None:
+    # One kernel per step with a long CPU gap: host wait per step rises under the profiler,
+    # while launches fall 95% and the unprofiled step time improves 5x.
+    sparse = dataclasses.replace(COMPILED, kernels=(("triton_poi_fused_0", 10_000),),
+                                 launch_every_ns=200_000, median_ms=0.1)
+    run = write_run_dir(tmp_path, {"eager": EAGER, "compile": sparse})
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["modes"]["compile"]["profiled"]["step_ms"] = 0.5  # 5x the unprofiled 0.1 ms
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    launch = verdicts(run)["compile", "launch"]
+    assert launch.status == "INCONCLUSIVE"
+    assert "profiler inflated this mode's step 5.0×" in launch.explanation
+    assert launch.evidence["profiler_inflation"] == pytest.approx(5.0)
+    manifest["modes"]["compile"]["profiled"]["step_ms"] = 0.15  # 1.5x: trust the trace
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    assert verdicts(run)["compile", "launch"].status == "NO_WIN"

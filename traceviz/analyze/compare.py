@@ -236,6 +236,7 @@ def verdict_inputs(inp: ModeInput, row: ComparisonRow) -> VerdictInputs:
     return VerdictInputs(
         mode=inp.mode,
         kernels=ps.kernels,
+        activities=ps.activities,
         launches=ps.launches,
         gpu_busy_ns=ps.gpu_busy_ns,
         host_wait_ns=ps.host_wait_ns,
@@ -246,6 +247,7 @@ def verdict_inputs(inp: ModeInput, row: ComparisonRow) -> VerdictInputs:
         time_median_ms=row.time_median_ms,
         time_spread_ms=spread,
         time_noisy=row.time_noisy,
+        inflation=row.inflation,
         cudagraph_skips=row.cudagraph_skips,
         graph_breaks=row.graph_breaks,
         top_family=top.family if top else None,

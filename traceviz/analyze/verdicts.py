@@ -49,6 +49,7 @@ class Thresholds:
     time_noise_k: float = 1.0  # time win must exceed k x max(p10–p90 spread of both modes)
     regression_min_rise: float = 0.05  # a rise beyond this (relative) is a REGRESSION
     gpu_bound_busy_share: float = 0.9  # busy/period at or above this: "GPU-bound" explanation
+    max_profiler_inflation: float = 2.0  # above: the trace's host wait is not trusted alone
 
     def as_dict(self) -> dict[str, float]:
         """Field name → value (for JSON and the report)."""
@@ -123,6 +124,7 @@ class VerdictInputs:
 
     mode: str
     kernels: float
+    activities: float  # kernels + memcpys + memsets
     launches: float
     gpu_busy_ns: float
     host_wait_ns: float
@@ -133,6 +135,7 @@ class VerdictInputs:
     time_median_ms: float | None  # unprofiled step time (manifest)
     time_spread_ms: float | None  # unprofiled p90 - p10
     time_noisy: bool
+    inflation: float | None  # profiled / unprofiled step time
     cudagraph_skips: tuple[str, ...]
     graph_breaks: int | None
     top_family: str | None  # kernel family with the most GPU time
@@ -162,13 +165,16 @@ def _short(what: str, drop: float, needed: float) -> str:
     return f"{what} fell {drop * 100:.1f}%, short of the {needed * 100:.0f}% drop needed"
 
 
-def _fusion_context(mode: VerdictInputs, k_drop: float) -> str:
-    """Why busy time may have risen: no fusion at all, and/or CUDA-graph input copies."""
+def _fusion_context(mode: VerdictInputs, base: VerdictInputs, k_drop: float) -> str:
+    """Why busy time may have risen: no fusion, CUDA-graph input copies, extra copies."""
     parts = []
     if abs(k_drop) < 0.005 and mode.input_copies <= 0:
         parts.append("kernel count unchanged, so nothing was fused")
     if mode.input_copies > 0:
         parts.append(_copies(mode))
+    extra = (mode.activities - mode.kernels) - (base.activities - base.kernels)
+    if extra > 0 and mode.input_copies <= 0:
+        parts.append(f"{extra:g} more memcpy/memset activities per step than the baseline")
     return f" ({'; '.join(parts)})" if parts else ""
 
 
@@ -216,7 +222,7 @@ def fusion_verdict(mode: VerdictInputs, base: VerdictInputs, t: Thresholds) -> V
     if b_drop <= -t.regression_min_rise:
         return Verdict(
             mode.mode, "fusion", REGRESSION, evidence, used,
-            f"GPU busy time per step rose{_fusion_context(mode, k_drop)}: {facts}",
+            f"GPU busy time per step rose{_fusion_context(mode, base, k_drop)}: {facts}",
         )
     if k_drop >= t.fusion_min_kernel_drop and b_drop >= t.fusion_min_busy_drop:
         return Verdict(mode.mode, "fusion", WIN, evidence, used, facts + unchecked)
@@ -255,6 +261,7 @@ def launch_verdict(mode: VerdictInputs, base: VerdictInputs, t: Thresholds) -> V
     l_drop = relative_drop(base.launches, mode.launches)
     h_drop = relative_drop(base.host_wait_ns, mode.host_wait_ns)
     used = {
+        "max_profiler_inflation": t.max_profiler_inflation,
         "launch_min_launch_drop": t.launch_min_launch_drop,
         "launch_min_host_wait_drop": t.launch_min_host_wait_drop,
         "time_noise_k": t.time_noise_k,
@@ -275,6 +282,7 @@ def launch_verdict(mode: VerdictInputs, base: VerdictInputs, t: Thresholds) -> V
         "time_gain_ms": gain_ms,
         "time_noise_ms": noise_ms,
         "timing_noisy": [base.time_noisy, mode.time_noisy],
+        "profiler_inflation": mode.inflation,
         "correctness_ok": mode.correctness_ok,
     }
     facts = (
@@ -310,7 +318,23 @@ def launch_verdict(mode: VerdictInputs, base: VerdictInputs, t: Thresholds) -> V
         and h_drop >= t.launch_min_host_wait_drop
     )
     if not trace_ok:
-        return verdict(NO_WIN, _no_launch_win_why(mode, base, t, l_drop, h_drop) + f" ({facts})")
+        why = _no_launch_win_why(mode, base, t, l_drop, h_drop)
+        if (
+            l_drop is not None
+            and l_drop >= t.launch_min_launch_drop
+            and gain_ms is not None
+            and noise_ms is not None
+            and gain_ms > noise_ms
+            and (mode.inflation or 0.0) > t.max_profiler_inflation
+        ):
+            return verdict(
+                INCONCLUSIVE,
+                f"launch calls fell and the unprofiled step is faster beyond its noise, but the "
+                f"profiler inflated this mode's step {mode.inflation:.1f}× (above "
+                f"{t.max_profiler_inflation:g}×), so its host wait cannot show the launch "
+                f"overhead: {why} ({facts})",
+            )
+        return verdict(NO_WIN, f"{why} ({facts})")
     if gain_ms is None:
         return verdict(
             INCONCLUSIVE,

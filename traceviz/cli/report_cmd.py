@@ -29,6 +29,35 @@ from traceviz.cli.compare_cmd import (
 from traceviz.cli.errors import user_errors
 
 
+def _hta_sections(traces: list[Path], fmt: Format, payload: str) -> str:
+    """Add the Holistic Trace Analysis section(s) (``--hta``) to a rendered report.
+
+    JSON gets key ``hta`` (one trace: the result; a run dir: ``{trace file: result}``); Markdown
+    and text get the Markdown section appended; HTML gets the escaped section before ``</main>``.
+    HTA failures are notes inside the section, never a failed report.
+    """
+    import json
+
+    import traceviz
+    from traceviz.holistic import run_hta
+    from traceviz.report.hta_section import hta_html, hta_markdown
+
+    results = []
+    for path in traces:
+        print(f"running HTA on {path.name} …", file=sys.stderr)
+        totals = traceviz.analyze(traceviz.load(path)).totals
+        results.append((path.name, run_hta(path, totals=totals)))
+    if fmt is Format.json:
+        doc = json.loads(payload)
+        doc["hta"] = (results[0][1].to_dict() if len(results) == 1
+                      else {name: r.to_dict() for name, r in results})
+        return json.dumps(doc, indent=2) + "\n"
+    if fmt is Format.html:
+        fragments = "".join(hta_html(r) for _, r in results)
+        return payload.replace("</main>", fragments + "</main>", 1)
+    return payload + "".join("\n" + hta_markdown(r) for _, r in results)
+
+
 def _trace_payload(trace: Path, fmt: Format, plotlyjs: str, to_terminal: bool) -> str | None:
     """Render one trace; ``None`` when it was printed straight to the terminal (text)."""
     import traceviz
@@ -80,6 +109,9 @@ def report(
     baseline: BaselineOpt = None,
     threshold: ThresholdOpt = None,
     thresholds_file: ThresholdFileOpt = None,
+    hta: Annotated[bool, typer.Option(
+        "--hta", help="Add Holistic Trace Analysis's breakdowns and launch stats (needs "
+        "`pip install traceviz[hta]`).")] = False,
 ) -> None:
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
     from traceviz.report.compare_report import is_run_dir
@@ -87,11 +119,16 @@ def report(
     if is_run_dir(target):
         payload, default = comparison_output([target], baseline, threshold, thresholds_file,
                                              fmt.value, plotlyjs.value)
+        traces = sorted(target.glob("*.pt.trace.json*"))
     else:
-        rendered = _trace_payload(target, fmt, plotlyjs.value, to_terminal=out is None)
+        rendered = _trace_payload(target, fmt, plotlyjs.value,
+                                  to_terminal=out is None and not hta)
         if rendered is None:
             return
         payload = rendered
+        traces = [target]
         stem = target.name.removesuffix(".gz").removesuffix(".json")
         default = Path(f"{stem}.report.html")
+    if hta:
+        payload = _hta_sections(traces, fmt, payload)
     emit(payload, fmt.value, out, default, force)

@@ -334,8 +334,8 @@ def waterfall(w: Waterfall) -> go.Figure:
     """Baseline mean period → five component deltas → mode mean period (µs)."""
     import plotly.graph_objects as go
 
-    labels = [f"{html.escape(w.baseline)}<br>period", *(label for _, label in COMPONENTS),
-              f"{html.escape(w.mode)}<br>period"]
+    labels = ["baseline<br>period", "Δbusy", "Δhost<br>wait", "Δsync<br>wait", "Δin<br>graph",
+              "Δother", "this mode<br>period"]
     values = [w.baseline_period_ns / 1000, *(w.parts[k] / 1000 for k, _ in COMPONENTS),
               w.period_ns / 1000]
     fig = go.Figure(
@@ -355,6 +355,5 @@ def waterfall(w: Waterfall) -> go.Figure:
     fig.update_layout(yaxis={"title": "mean GPU period per step (µs)"}, showlegend=False,
                       xaxis={"tickangle": 0})
     return _layout(
-        fig, f"{w.mode} vs {w.baseline}: change in GPU period per step "
-        f"({w.delta_ns / 1000:+,.1f} µs)"
+        fig, f"{w.mode} vs {w.baseline}: {w.delta_ns / 1000:+,.1f} µs per step", height=400
     )

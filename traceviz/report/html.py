@@ -48,7 +48,14 @@ td details summary{cursor:pointer;list-style-position:outside}
 td details[open] summary{color:var(--muted)}
 tr:last-child td{border-bottom:none}
 .note{color:var(--muted);font-size:12px;margin:2px 0 8px}
-.figure{margin:8px 0 16px}
+.figure{margin:8px 0 16px;min-width:0}
+.grid2{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:0 24px}
+@media (max-width:1100px){.grid2{grid-template-columns:minmax(0,1fr)}}
+#tbl-verdicts td{max-width:120ch}
+#tbl-modes th,#tbl-modes td.n{white-space:normal}
+#tbl-modes td{max-width:26ch}
+#tbl-verdicts td:first-child,#tbl-modes td:first-child,#tbl-waterfall td:first-child,
+#tbl-diag td:first-child{white-space:nowrap}
 .status{font-weight:700;border-radius:4px;padding:1px 6px;white-space:nowrap}
 .st-WIN{background:#dff3e4;color:#1e6b34}
 .st-NO_WIN{background:#eceff3;color:#3d4452}
@@ -135,7 +142,12 @@ def render_html(report: Report, plotlyjs: str = "inline") -> str:
     nav = "".join(f'<a href="#{_e(s.id)}">{_e(s.title)}</a>' for s in report.sections)
     sections = []
     for s in report.sections:
-        body = "".join(_table(i) if isinstance(i, Table) else _figure(i) for i in s.items)
+        figs = "".join(_figure(i) for i in s.items if isinstance(i, Figure))
+        tables = "".join(_table(i) for i in s.items if isinstance(i, Table))
+        if s.grid:
+            body = f'<div class="grid2">{figs}</div>{tables}'
+        else:
+            body = "".join(_table(i) if isinstance(i, Table) else _figure(i) for i in s.items)
         sections.append(f'<section id="{_e(s.id)}"><h2>{_e(s.title)}</h2>'
                         f'<p class="intro">{_e(s.intro)}</p>{body}</section>')
     return (

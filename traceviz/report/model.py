@@ -50,10 +50,13 @@ class Figure:
 
 @dataclass(frozen=True)
 class Section:
+    """A titled part of the report; ``grid``: lay its figures out two per row."""
+
     id: str
     title: str
     intro: str
     items: tuple[Table | Figure, ...]
+    grid: bool = False
 
 
 @dataclass(frozen=True)
@@ -362,7 +365,7 @@ def build_comparison_report(
             "Δbusy is GPU work saved or added (fusion, kernel efficiency); Δhost_wait is launch "
             "overhead the GPU no longer waits for; Δsync_wait, Δgraph_internal and Δother are "
             "the other idle classes. Green bars shorten the step.",
-            tuple(items),
+            tuple(items), grid=len(c.waterfalls) > 1,
         ))
     diag = [
         (r.mode, num(r.graphs) if r.graphs is not None else "–",
