@@ -99,7 +99,7 @@ def test_hta_flag_adds_an_hta_section_to_json_and_html(trace_file: Path, tmp_pat
     r = traceviz("report", str(trace_file), "--format", "json", "--hta")
     assert r.returncode == 0, r.stderr
     hta = json.loads(r.stdout)["hta"]
-    assert hta["gpu_ops"] == 2 and "load" not in (hta.get("errors") or {})
+    assert hta["gpu_ops"]["kernel"] == 2 and "load" not in (hta.get("errors") or {})
     out = tmp_path / "r.html"
     r = traceviz("report", str(trace_file), "--hta", "-o", str(out), "--plotlyjs", "cdn")
     assert r.returncode == 0, r.stderr
