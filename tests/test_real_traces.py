@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import traceviz
-from tests.conftest import shared_hta_traces
+from tests.conftest import gpu_traces, shared_hta_traces
 
 
 def check_invariants(a: traceviz.Analysis) -> None:
@@ -81,3 +81,55 @@ def test_sync_heavy_trace_has_sync_waits() -> None:
     a = traceviz.analyze(traceviz.load(by_name("a100_eager_alexnet_cudasync")))
     (s,) = a.steps  # no ProfilerStep markers: one step
     assert s.name == "trace" and s.sync_wait_ns > 0
+
+
+GPU = {p.name.split(".")[0].removeprefix("elementwise_"): p for p in gpu_traces()}
+needs_gpu_traces = pytest.mark.skipif(not GPU, reason="tests/data/gpu has no traces")
+
+
+@needs_gpu_traces
+@pytest.mark.parametrize("mode", sorted(GPU))
+def test_invariants_hold_on_our_h200_traces(mode: str) -> None:
+    tr = traceviz.load(GPU[mode])
+    a = traceviz.analyze(tr)
+    check_invariants(a)
+    assert a.totals.steps == 5 and a.totals.steps_with_gpu == 5
+    assert "H200" in tr.meta.devices[0].name and tr.meta.timestamps == "relative"
+
+
+@needs_gpu_traces
+def test_eager_pointwise_chain_is_one_launch_per_kernel() -> None:
+    a = traceviz.analyze(traceviz.load(GPU["eager"]))
+    assert (a.per_step.kernels, a.per_step.launches, a.per_step.graph_launches) == (19, 19, 0)
+    assert a.totals.triton_kernels == 0 and a.totals.unattributed == 0
+
+
+@needs_gpu_traces
+def test_compiled_pointwise_chain_is_one_fused_triton_kernel_per_step() -> None:
+    a = traceviz.analyze(traceviz.load(GPU["compile"]))
+    assert all(s.kernels == 1 and s.launches == 1 for s in a.steps)
+    (k,) = a.triton_kernels
+    assert k.kind == "pointwise" and k.count == 5 and len(k.fused_ops) >= 5
+    assert a.compile.compiled and all(c.regions == 1 and c.graph_breaks == 0
+                                      for c in a.compile.steps)
+    eager = traceviz.analyze(traceviz.load(GPU["eager"]))
+    assert a.per_step.gpu_busy_ns < eager.per_step.gpu_busy_ns / 2  # fusion: far fewer bytes
+
+
+@needs_gpu_traces
+def test_manual_graph_replay_has_far_fewer_launches_than_kernels() -> None:
+    a = traceviz.analyze(traceviz.load(GPU["cudagraph"]))
+    assert a.per_step.kernels == 19 and a.per_step.graph_launches == 1
+    assert a.per_step.launches <= 3  # the graph launch plus the input copy-in
+    (replay, *_) = a.graph_replays
+    assert replay.kernels == 19 and replay.internal_gap_ns == replay.span_ns - replay.busy_ns
+    assert all(s.host_wait_ns == 0 for s in a.steps)  # the replay is queued: no host starvation
+    assert a.totals.graph_internal_ns > 0
+
+
+@needs_gpu_traces
+def test_reduce_overhead_replays_a_graph_after_an_input_copy() -> None:
+    a = traceviz.analyze(traceviz.load(GPU["reduce-overhead"]))
+    assert (a.per_step.graph_launches, a.per_step.launches) == (1, 2)
+    assert all(c.input_copies == 1 for c in a.compile.steps)
+    assert a.totals.triton_kernels == 5
