@@ -60,17 +60,21 @@ REPO = Path(__file__).resolve().parent.parent
 DATA_DIR = REPO / "benchmarks" / "data"
 SHARED_CASES = Path("/work/shared/cases/hta")
 
+_GPU_DATA = REPO / "tests" / "data" / "gpu"
 #: Named sources: first existing path wins.  ``tests/data/gpu/`` holds the project's own
-#: captured GPU traces; the HTA test traces are the fallback.
+#: captured GPU traces (torch 2.11, H200); HTA's test traces (A100/V100, 2022–2024) are the
+#: fallback and can be asked for by name.
 SOURCES: dict[str, tuple[Path, ...]] = {
     "eager": (
-        REPO / "tests" / "data" / "gpu" / "eager.json.gz",
+        _GPU_DATA / "elementwise_eager.pt.trace.json.gz",
         SHARED_CASES / "a100_eager_nccl_2024_rank0.json.gz",
     ),
     "cudagraph": (
-        REPO / "tests" / "data" / "gpu" / "reduce_overhead.json.gz",
+        _GPU_DATA / "elementwise_cudagraph.pt.trace.json.gz",
         SHARED_CASES / "v100_compiled_cudagraph_nccl_rank1.json.gz",
     ),
+    "hta-eager": (SHARED_CASES / "a100_eager_nccl_2024_rank0.json.gz",),
+    "hta-cudagraph": (SHARED_CASES / "v100_compiled_cudagraph_nccl_rank1.json.gz",),
 }
 
 _STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
@@ -554,7 +558,7 @@ def generate_cached(
 def main(argv: list[str] | None = None) -> int:
     """CLI: ``python -m benchmarks.generate --size 100MB [--source cudagraph] [--gzip]``."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--source", default="eager", help="eager, cudagraph, or a trace path")
+    p.add_argument("--source", default="eager", help=f"{', '.join(SOURCES)}, or a trace path")
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--size", type=parse_size, help="target uncompressed size, e.g. 10MB, 1GB")
     g.add_argument("--copies", type=int, help="number of copies of the step window")

@@ -53,6 +53,7 @@ import psutil
 from benchmarks.generate import (
     DATA_DIR,
     REPO,
+    SOURCES,
     GeneratedTrace,
     generate_cached,
     parse_size,
@@ -67,7 +68,8 @@ MIB = 1024 * 1024
 SAMPLE_S = 0.05
 HTA_DEFAULT_MAX_BYTES = 200 * 10**6
 #: Copies per point of the scaling series (eager: 3 steps per copy; cudagraph: 12 replays).
-SCALING_COPIES = (1, 2, 4, 8, 16)
+#: Uncompressed sizes (bytes) of the points of the steps / graph-replays scaling series.
+SCALING_SIZES = (10 * 10**6, 20 * 10**6, 40 * 10**6, 80 * 10**6, 160 * 10**6)
 #: Tolerance (µs) on shifted absolute time positions in the report JSON: 2 float64 ulps at 4e12.
 POSITION_TOL_US = 0.002
 
@@ -146,6 +148,7 @@ def measure(
         killer.start()
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
+        timed_out = not killer.is_alive() and wall >= timeout_s
         killer.cancel()
         stop.set()
         sampler.join()
@@ -153,6 +156,8 @@ def measure(
         out.seek(0)
         text = out.read().decode(errors="replace")
     detail: dict[str, Any] = {"loadavg_1min_before": load_before}
+    if timed_out:
+        detail["timed_out_after_s"] = timeout_s
     lines = [ln for ln in text.strip().splitlines() if ln.startswith("{")]
     if lines:
         with contextlib.suppress(json.JSONDecodeError):
@@ -215,7 +220,7 @@ def _best(runs: list[Measurement]) -> Measurement:
 
 
 def run_file(
-    gen: GeneratedTrace, size: str, with_hta: bool, repeat: int, log: Any
+    gen: GeneratedTrace, size: str, with_hta: bool, repeat: int, log: Any, hta_timeout_s: float
 ) -> list[Measurement]:
     """All contenders on the ``.json`` and the ``.json.gz`` of one generated trace."""
     results = []
@@ -232,6 +237,7 @@ def run_file(
                         file_bytes=gen.bytes,
                         env=env,
                         remove=report,
+                        timeout_s=hta_timeout_s if name == "hta" else 3600.0,
                     )
                     for _ in range(1 if name == "hta" else repeat)
                 ]
@@ -266,6 +272,11 @@ def ratios(results: list[Measurement]) -> list[dict[str, Any]]:
         {(m.size, m.input) for m in results if m.size != "-"},
         key=lambda k: (parse_size(k[0]), k[1]),
     )
+    timed_out = {
+        (m.size, m.input): m.detail["timed_out_after_s"]
+        for m in results
+        if m.contender == "hta" and "timed_out_after_s" in m.detail
+    }
     for size, kind in keys:
         by = {m.contender: m for m in results if (m.size, m.input) == (size, kind) and m.rc == 0}
         tv = by.get("traceviz")
@@ -292,6 +303,8 @@ def ratios(results: list[Measurement]) -> list[dict[str, Any]]:
                     work.work_s if work else None, by["msgspec"].work_s if "msgspec" in by else None
                 ),
                 "hta_over_traceviz": ratio(by["hta"].wall_s if "hta" in by else None, tv.wall_s),
+                "hta_timed_out_after_s": timed_out.get((size, kind)),
+                "hta_over_traceviz_at_least": ratio(timed_out.get((size, kind)), tv.wall_s),
                 "peak_over_file": tv.peak_mib * MIB / tv.file_bytes,
             }
         )
@@ -331,15 +344,17 @@ def _fit(xs: list[float], ys: list[float]) -> dict[str, float]:
 
 
 def scaling_series(source_name: str, unit: str, repeat: int, log: Any) -> dict[str, Any]:
-    """traceviz and msgspec on 1, 2, 4, 8, 16 copies: time and memory per ``unit``.
+    """traceviz and msgspec on replicas of 10 → 160 MB: time and memory per ``unit``.
 
     ``unit`` is ``"steps"`` (ProfilerSteps) or ``"replays"`` (``cudaGraphLaunch`` calls).
     """
     source = resolve_source(source_name)
     points = []
     with tempfile.TemporaryDirectory() as tmp:
-        for copies in SCALING_COPIES:
-            gen = generate_cached(source, DATA_DIR / f"{source_name}-x{copies}.json", copies=copies)
+        for size in SCALING_SIZES:
+            out = DATA_DIR / f"{source_name}-{size_label(size)}.json"
+            gen = generate_cached(source, out, target_bytes=size)
+            copies = gen.copies
             per_copy = len(gen.plan.steps) if unit == "steps" else gen.plan.graph_launches
             n = copies * per_copy
             row: dict[str, Any] = {
@@ -425,65 +440,75 @@ def _compare_lists(
     copies: int,
     period_us: float,
     ignore: frozenset[str],
-    boundary: bool = False,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    boundary_ref: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     """Entry ``k × n + i`` of ``rep`` against entry ``i`` of ``src`` (n = len(src)).
 
-    With ``boundary``, the last entry of every copy but the final one is compared with the
-    last entry of copy 0 instead: in the source that step has no successor, in the replica
-    it has one (the next copy's first step), so metrics that look at the next step differ;
-    all such copy-boundary steps must still be identical to each other.  Returns the
-    mismatches and, for information, how the boundary step differs from the source's last.
+    With ``boundary_ref`` (entry ``n - 1`` of a ×2 replica), the last entry of every copy but the
+    final one is compared with it instead: in the source that step has no successor, in the
+    replica it has one (the next copy's first step), so fields that look at the next step differ.
     """
     n = len(src)
-    out: list[dict[str, Any]] = []
     if len(rep) != copies * n:
-        out.append({"expected_entries": copies * n, "got": len(rep)})
-        return out, {}
-    boundary_diff: dict[str, Any] = {}
+        return [{"expected_entries": copies * n, "got": len(rep)}]
+    out: list[dict[str, Any]] = []
     for j, entry in enumerate(rep):
         k, i = divmod(j, n)
-        if boundary and i == n - 1 and k < copies - 1:
-            ref, shift = rep[n - 1], k * period_us
-            if k == 0:
-                boundary_diff = _diff_entries(src[i], entry, 0.0, ignore)
-                continue
-        else:
-            ref, shift = src[i], k * period_us
-        diff = _diff_entries(ref, entry, shift, ignore)
+        ref = src[i]
+        if boundary_ref is not None and i == n - 1 and k < copies - 1:
+            ref = boundary_ref
+        diff = _diff_entries(ref, entry, k * period_us, ignore)
         if diff:
             out.append({"index": j, "source_index": i, "diff": diff})
-    return out, boundary_diff
+    return out
 
 
 def compare_reports(
-    source: dict[str, Any], replica: dict[str, Any], copies: int, period_ns: int
+    source: dict[str, Any],
+    replica: dict[str, Any],
+    copies: int,
+    period_ns: int,
+    double: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Replica vs source: corresponding steps and graph replays identical, counts ``copies``×.
+    """Replica (``copies`` copies) vs source: corresponding steps and graph replays identical,
+    totals scaled exactly.
 
-    Copy ``k``'s entries follow the source's in report order; their time positions
-    (``*_start_us``, ``*_end_us``) must be shifted by exactly ``k × period_ns``.  The last step
-    of a non-final copy is checked against the other copy-boundary steps (see
-    :func:`_compare_lists`).  Every integer field of ``totals`` must be exactly ``copies`` ×
-    the source's.
+    Copy ``k``'s steps / replays follow the source's in report order; their time positions
+    (``*_start_us``, ``*_end_us``) must be shifted by exactly ``k × period_ns``.  ``double`` is
+    the report of the ×2 replica of the same source; with it, the last step of a non-final copy
+    is checked against the ×2 replica's copy-0 last step (which, like it, has a successor), and
+    integer totals must be exactly ``T1 + (copies - 1) × (T2 - T1)`` — i.e. ``copies × T1``
+    unless the source has counted events outside its step window (written once); those keys
+    are listed in ``not_exact_multiple``.  Without ``double``, totals must be ``copies × T1``.
     """
     period_us = period_ns / 1000
-    step_mismatches, boundary_diff = _compare_lists(
-        source["steps"], replica["steps"], copies, period_us, frozenset({"name"}), boundary=True
+    n = len(source["steps"])
+    boundary = None
+    if double is not None and len(double["steps"]) == 2 * n and n:
+        boundary = double["steps"][n - 1]
+    step_mismatches = _compare_lists(
+        source["steps"], replica["steps"], copies, period_us, frozenset({"name"}), boundary
     )
-    replay_mismatches, _ = _compare_lists(
+    replay_mismatches = _compare_lists(
         source.get("graph_replays") or [],
         replica.get("graph_replays") or [],
         copies,
         period_us,
         frozenset({"correlation", "step"}),
     )
-    count_mismatches = {}
-    for key, value in (source.get("totals") or {}).items():
-        if isinstance(value, int) and not isinstance(value, bool):
-            got = (replica.get("totals") or {}).get(key)
-            if got != copies * value:
-                count_mismatches[key] = {"source": value, "expected": copies * value, "got": got}
+    count_mismatches, not_exact = {}, {}
+    t1, tn = source.get("totals") or {}, replica.get("totals") or {}
+    t2 = (double or {}).get("totals") or {}
+    for key, value in t1.items():
+        if not isinstance(value, int) or isinstance(value, bool):
+            continue
+        want = copies * value
+        if double is not None:
+            want = value + (copies - 1) * (t2.get(key, 0) - value)
+            if want != copies * value:
+                not_exact[key] = {"source": value, "x2": t2.get(key), "expected": want}
+        if tn.get(key) != want:
+            count_mismatches[key] = {"source": value, "expected": want, "got": tn.get(key)}
     return {
         "ok": not (step_mismatches or replay_mismatches or count_mismatches),
         "steps": len(replica["steps"]),
@@ -493,20 +518,28 @@ def compare_reports(
         "n_replay_mismatches": len(replay_mismatches),
         "replay_mismatches": replay_mismatches[:20],
         "count_mismatches": count_mismatches,
-        "copy_boundary_step_vs_source_last_step": boundary_diff,
+        "not_exact_multiple": not_exact,
+        "copy_boundary_step_vs_source_last_step": (
+            _diff_entries(source["steps"][-1], boundary, 0.0, frozenset({"name"}))
+            if boundary is not None and n
+            else {}
+        ),
     }
 
 
 def check(gen: GeneratedTrace) -> dict[str, Any]:
-    """Report the source and its replica with traceviz and compare them."""
+    """Report the source, its ×2 replica and ``gen`` with traceviz and compare them."""
+    source = Path(gen.source)
+    double = generate_cached(source, DATA_DIR / f"{source.name.split('.')[0]}-x2.json", copies=2)
     with tempfile.TemporaryDirectory() as tmp:
-        src = _report_json(Path(gen.source), Path(tmp) / "src.json")
+        src = _report_json(source, Path(tmp) / "src.json")
+        dbl = _report_json(Path(double.path), Path(tmp) / "x2.json")
         rep = _report_json(Path(gen.path), Path(tmp) / "rep.json")
     return {
         "source": gen.source,
         "replica": gen.path,
         "copies": gen.copies,
-        **compare_reports(src, rep, gen.copies, gen.plan.period_ns),
+        **compare_reports(src, rep, gen.copies, gen.plan.period_ns, dbl),
     }
 
 
@@ -593,13 +626,106 @@ def format_table(results: list[Measurement], rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _num(x: float | None, digits: int = 2) -> str:
+    return f"{x:.{digits}f}" if x is not None else "–"
+
+
+def summarize(doc: dict[str, Any]) -> str:
+    """A Markdown summary of a results document (for the README)."""
+    mach = doc["machine"]
+    by = {(m["size"], m["input"], m["contender"]): m for m in doc["results"] if m["rc"] == 0}
+    loads = [m["detail"].get("loadavg_1min_before", 0.0) for m in doc["results"]]
+    startup_s = by.get(("-", "-", "startup"), {}).get("wall_s")
+    out = [
+        f"Run `{' '.join(doc['argv'][1:]) or '(defaults)'}` started {doc['started']} on "
+        f"{mach['cpu']}, {mach['cores']} cores, {mach['ram_gib']:.0f} GiB RAM, Python "
+        f"{mach['python']}, traceviz commit {mach['git_commit'][:7]}"
+        f"{' (dirty tree)' if mach['traceviz_tree_dirty'] else ''}; 1-min load average before "
+        f"the runs {min(loads):.1f}–{max(loads):.1f}. Interpreter start + `import "
+        f"traceviz.cli.app`: {_num(startup_s)} s. Wall seconds (best of the repeats), peak MiB.",
+        "",
+        "| size | input | events | read s | msgspec s | traceviz s | traceviz work s | HTA s "
+        "| tv/read | tv/msgspec | tv work/msgspec work | HTA/tv | traceviz peak MiB | peak/file "
+        "| HTA peak MiB |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for r in doc["ratios"]:
+        key = (r["size"], r["input"])
+        hta = by.get((*key, "hta"))
+        hta_s, hta_ratio = _num(hta and hta["wall_s"], 1), _num(r["hta_over_traceviz"], 1)
+        if r.get("hta_timed_out_after_s"):
+            hta_s = f"> {r['hta_timed_out_after_s']:.0f} (stopped)"
+            hta_ratio = f"> {r['hta_over_traceviz_at_least']:.0f}"
+        rd, ms = by.get((*key, "read")), by.get((*key, "msgspec"))
+        events = doc["files"].get(r["size"], {}).get("events", 0)
+        out.append(
+            f"| {r['size']} ({r['file_mb']:.0f} MB) | {r['input']} | {events / 1e6:.2f} M "
+            f"| {_num(rd and rd['wall_s'])} | {_num(ms and ms['wall_s'])} "
+            f"| {_num(r['traceviz_s'])} | {_num(r['traceviz_work_s'])} "
+            f"| {hta_s} | {_num(r['traceviz_over_read'], 1)} "
+            f"| {_num(r['traceviz_over_msgspec'])} | {_num(r['traceviz_work_over_msgspec_work'])} "
+            f"| {hta_ratio} | {r['traceviz_peak_mib']:.0f} "
+            f"| {_num(r['peak_over_file'])} | {_num(hta and hta['peak_mib'], 0)} |"
+        )
+    slope = doc.get("size_slopes", {})
+    if slope:
+        out += [
+            "",
+            "Growth with size (`.json`; seconds and MiB per MB between consecutive sizes):",
+            "",
+        ]
+        for name in ("traceviz", "traceviz-work", "msgspec", "hta"):
+            segs = slope.get(name, [])
+            text = "; ".join(
+                f"{s['from_mb']:.0f}→{s['to_mb']:.0f} MB: {s['s_per_mb'] * 1000:.1f} ms/MB, "
+                f"{s['mib_per_mb']:.2f} MiB/MB"
+                for s in segs
+            )
+            if text:
+                out.append(f"- {name}: {text}")
+    for key, series in (doc.get("scaling") or {}).items():
+        unit = series["unit"]
+        fit_s, fit_m = series["traceviz_s_per_unit"], series["traceviz_mib_per_unit"]
+        pts = ", ".join(
+            f"{p[unit]} → {p['traceviz_s']:.2f} s / {p['traceviz_peak_mib']:.0f} MiB"
+            for p in series["points"]
+        )
+        out += [
+            "",
+            f"Scaling with {key.replace('_', ' ')} ({Path(series['source']).name}, traceviz "
+            f"end to end): {pts}. Fit: {fit_s['slope'] * 1000:.3f} ms and "
+            f"{fit_m['slope']:.3f} MiB per {unit[:-1]} (R² {fit_s['r2']:.3f} / {fit_m['r2']:.3f}); "
+            f"msgspec reference {series['msgspec_s_per_unit']['slope'] * 1000:.3f} ms per "
+            f"{unit[:-1]}.",
+        ]
+    chk = doc.get("check")
+    if chk:
+        out += [
+            "",
+            f"Check ({Path(chk['replica']).name}, {chk['copies']} copies of "
+            f"{Path(chk['source']).name}): {'OK' if chk['ok'] else 'MISMATCH'} — "
+            f"{chk['steps']} steps, {chk['graph_replays']} graph replays; "
+            f"{chk['n_step_mismatches']} step and {chk['n_replay_mismatches']} replay "
+            f"mismatches; totals mismatches: {sorted(chk['count_mismatches']) or 'none'}; "
+            f"totals not an exact multiple (events outside the step window): "
+            f"{sorted(chk.get('not_exact_multiple', {})) or 'none'}.",
+        ]
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse options, generate (cached) inputs, run every contender, print and save results."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="10MB,100MB,1GB", help="comma-separated, e.g. 10MB,100MB")
-    p.add_argument("--source", default="eager", help="eager, cudagraph, or a trace path")
+    p.add_argument("--source", default="eager", help=f"{', '.join(SOURCES)}, or a trace path")
     p.add_argument("--full", action="store_true", help="also run HTA on traces over 200 MB")
     p.add_argument("--no-hta", action="store_true", help="skip HTA everywhere")
+    p.add_argument(
+        "--hta-timeout",
+        type=float,
+        default=3600.0,
+        help="seconds before an HTA run is stopped; its time is then a lower bound",
+    )
     p.add_argument("--check", action="store_true", help="replica vs source correctness check")
     p.add_argument(
         "--scaling",
@@ -608,14 +734,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--repeat", type=int, default=1, help="runs per contender (best kept)")
     p.add_argument("-o", "--out", type=Path, help="results JSON (default benchmarks/results/…)")
+    p.add_argument(
+        "--summarize", type=Path, metavar="RESULTS", help="print a saved run as Markdown and exit"
+    )
     a = p.parse_args(argv)
+    if a.summarize:
+        print(summarize(json.loads(a.summarize.read_text())))
+        return 0
 
     def log(msg: str) -> None:
         print(msg, flush=True)
 
     sizes = [parse_size(s) for s in a.sizes.split(",") if s.strip()]
     source = resolve_source(a.source)
-    stem = a.source if a.source in ("eager", "cudagraph") else source.name.split(".")[0]
+    stem = a.source if a.source in SOURCES else source.name.split(".")[0]
     started = dt.datetime.now(dt.timezone.utc)
     log(f"source {source}")
     results: list[Measurement] = [startup(a.repeat)]
@@ -632,7 +764,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{gen.events} events, {gen.copies} copies)"
         )
         with_hta = not a.no_hta and (a.full or size <= HTA_DEFAULT_MAX_BYTES)
-        results += run_file(gen, label, with_hta, a.repeat, log)
+        results += run_file(gen, label, with_hta, a.repeat, log, a.hta_timeout)
     rows = ratios(results)
     doc: dict[str, Any] = {
         "started": started.isoformat(timespec="seconds"),
@@ -656,6 +788,8 @@ def main(argv: list[str] | None = None) -> int:
     table = format_table(results, rows)
     doc["table"] = table
     print(table)
+    print()
+    print(summarize(doc))
     out = a.out or RESULTS_DIR / f"{started:%Y-%m-%dT%H%M}-{socket.gethostname()}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1) + "\n")

@@ -252,8 +252,13 @@ def test_report_on_replica_scales_exactly(
     if not hasattr(traceviz, "analyze"):
         pytest.skip("traceviz.analyze has not landed yet (the lead's analyzer)")
     src, out, gen = replicated
+    double = tmp_path / "tiny-x2.json"
+    replicate(src, double, copies=2)
     source = _report(src, tmp_path / "src.json")
     replica = _report(out, tmp_path / "rep.json")
-    result = compare_reports(source, replica, COPIES, gen.plan.period_ns)
+    result = compare_reports(
+        source, replica, COPIES, gen.plan.period_ns, _report(double, tmp_path / "x2.json")
+    )
     assert result["ok"], result
+    assert not result["not_exact_multiple"]  # every counted event is inside the step window
     assert len(replica["steps"]) == COPIES * len(source["steps"]) == 2 * COPIES

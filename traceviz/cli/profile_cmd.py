@@ -7,6 +7,7 @@ analyzer's per-mode summary and the comparison report.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -116,12 +117,11 @@ def profile(
     ):
         raise OutputExistsError(f"{out} exists; pass --force to replace it")
     started = manifest.utc_now()
-    with console.status("loading the workload and probing the environment…"):
-        probe_dir = Path(out or "runs").resolve().parent
-        probe_dir.mkdir(parents=True, exist_ok=True)
-        probe_file = probe_dir / f".traceviz-probe-{started.strftime('%Y%m%d%H%M%S%f')}.json"
-        code, probe = runner.run_probe(workload, probe_file, PROBE_TIMEOUT_S)
-        probe_file.unlink(missing_ok=True)
+    with (
+        console.status("loading the workload and probing the environment…"),
+        tempfile.TemporaryDirectory(prefix="traceviz-probe-") as probe_dir,
+    ):
+        code, probe = runner.run_probe(workload, Path(probe_dir) / "probe.json", PROBE_TIMEOUT_S)
     if code != 0 or "error" in probe:
         raise UsageError(probe.get("error", f"probe exited with code {code}"))
     env = probe["environment"]

@@ -26,6 +26,15 @@ from traceviz.collect.mode_names import COMPILE_MODES
 from traceviz.collect.workload import WorkloadError, load_workload
 
 PHASE_PREFIX = "@@traceviz-phase "
+#: Environment variables that change what torch.compile does, recorded when set.
+RECORDED_ENV = (
+    "TORCH_LOGS",
+    "TORCHINDUCTOR_CACHE_DIR",
+    "TORCHINDUCTOR_COMPILE_THREADS",
+    "TORCHINDUCTOR_FX_GRAPH_CACHE",
+    "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS",
+    "CUDA_VISIBLE_DEVICES",
+)
 #: Exit code of a probe whose workload file is invalid.
 EXIT_BAD_WORKLOAD = 2
 
@@ -80,6 +89,7 @@ def environment() -> dict[str, Any]:
         "hostname": socket.gethostname(),
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
+        "env": {k: os.environ[k] for k in RECORDED_ENV if k in os.environ},
     }
 
 
@@ -231,6 +241,25 @@ class ModeRun:
             self.result.update(status="ok", reason=None)
 
 
+def _one_line(exc: BaseException) -> str:
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def failure_text(exc: BaseException) -> str:
+    """The error, led by its first cause when it was raised while handling another one.
+
+    A failed CUDA-graph capture, for one, raises the real error ("operation not permitted when
+    stream is capturing") and then a second one while ending the capture; the first is the news.
+    """
+    chain = [exc]
+    while (nxt := chain[-1].__cause__ or chain[-1].__context__) is not None and len(chain) < 10:
+        chain.append(nxt)
+    if len(chain) == 1:
+        return _one_line(exc)
+    return f"{_one_line(chain[-1])} (then: {_one_line(exc)})"
+
+
 def run(args: argparse.Namespace) -> int:
     """Run one mode and write its result, whatever happens inside."""
     settings = json.loads(args.settings)
@@ -238,8 +267,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         mode_run.run(Path(args.trace))
     except BaseException as exc:
-        last = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        mode_run.result.update(status="failed", reason=f"during {mode_run.current_phase}: {last}")
+        mode_run.result.update(
+            status="failed", reason=f"during {mode_run.current_phase}: {failure_text(exc)}"
+        )
         traceback.print_exc()
         if mode_run.mode in COMPILE_MODES and "torch._dynamo" in sys.modules:
             from traceviz.collect.diagnostics import compile_counters
