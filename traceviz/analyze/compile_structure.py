@@ -20,11 +20,12 @@ from traceviz.vocab import (
     CACHE_LOOKUP,
     COMPILED_FX_GRAPH_PREFIX,
     COMPILED_REGION,
+    IN_WINDOW_COMPILE_SUFFIX,
     Category,
     LaunchKind,
 )
 
-_COMPILE_INNER = "compile_inner (dynamo_timed)"
+_COMPILE_INNER = "compile_inner " + IN_WINDOW_COMPILE_SUFFIX
 
 
 def _codes(names, predicate) -> np.ndarray:

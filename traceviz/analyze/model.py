@@ -13,6 +13,13 @@ import numpy as np
 from traceviz.vocab import GAP_CLASS_NAMES
 
 
+def cpu_bound_share(host_wait_ns: int, sync_wait_ns: int, period_ns: int) -> float | None:
+    """``(host_wait + sync_wait) / period``; ``None`` when there is no GPU period."""
+    if period_ns <= 0:
+        return None
+    return (host_wait_ns + sync_wait_ns) / period_ns
+
+
 @dataclass(frozen=True)
 class StepMetrics:
     """One step (a ``ProfilerStep#N`` CPU window, or the whole trace when there are none)."""
@@ -47,9 +54,7 @@ class StepMetrics:
     @property
     def cpu_bound_share(self) -> float | None:
         """``(host_wait + sync_wait) / period``; ``None`` for a step with no GPU activity."""
-        if self.period_ns <= 0:
-            return None
-        return (self.host_wait_ns + self.sync_wait_ns) / self.period_ns
+        return cpu_bound_share(self.host_wait_ns, self.sync_wait_ns, self.period_ns)
 
 
 @dataclass(frozen=True)
@@ -219,9 +224,7 @@ class Totals:
 
     @property
     def cpu_bound_share(self) -> float | None:
-        if self.period_ns <= 0:
-            return None
-        return (self.host_wait_ns + self.sync_wait_ns) / self.period_ns
+        return cpu_bound_share(self.host_wait_ns, self.sync_wait_ns, self.period_ns)
 
 
 @dataclass(frozen=True)

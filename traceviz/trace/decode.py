@@ -22,23 +22,20 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from traceviz.vocab import CATEGORY_BY_NAME, Category
+from traceviz.vocab import (
+    CATEGORY_BY_NAME,
+    CPU_CATEGORIES,
+    GPU_ACTIVITY_CATEGORIES,
+    RUNTIME_CATEGORIES,
+    Category,
+)
 
 #: Rows whose ``args.correlation`` / ``External id`` is absent carry this value.
 MISSING_ID = -1
 
 
 _KEPT_X = np.array(
-    [
-        Category.KERNEL,
-        Category.GPU_MEMCPY,
-        Category.GPU_MEMSET,
-        Category.CUDA_RUNTIME,
-        Category.CUDA_DRIVER,
-        Category.CPU_OP,
-        Category.USER_ANNOTATION,
-    ],
-    dtype=np.int8,
+    sorted(GPU_ACTIVITY_CATEGORIES | RUNTIME_CATEGORIES | CPU_CATEGORIES), dtype=np.int8
 )
 
 

@@ -17,7 +17,13 @@ from traceviz.errors import NotATraceError, TraceDecodeError
 from traceviz.trace.decode import ColumnChunk, decode_chunk, split_event_array, string_id
 from traceviz.trace.source import read_trace_bytes
 from traceviz.trace.tables import DeviceInfo, Trace, TraceMeta
-from traceviz.vocab import Category, is_sync_call, launch_kind
+from traceviz.vocab import (
+    CPU_CATEGORIES,
+    GPU_ACTIVITY_CATEGORIES,
+    RUNTIME_CATEGORIES,
+    is_sync_call,
+    launch_kind,
+)
 
 #: Bytes of event JSON decoded at a time (bounds the transient per-event objects).
 CHUNK_BYTES = 16 * 1024 * 1024
@@ -189,7 +195,7 @@ def _build_trace(
     names = pd.Index(name_list, dtype=object)
     cat = cols["cat"]
 
-    gpu_mask = np.isin(cat, [Category.KERNEL, Category.GPU_MEMCPY, Category.GPU_MEMSET])
+    gpu_mask = np.isin(cat, sorted(GPU_ACTIVITY_CATEGORIES))
     gpu = _table(
         cols,
         gpu_mask,
@@ -198,7 +204,7 @@ def _build_trace(
     )
     gpu = gpu.rename(columns={"pid": "device", "tid": "stream"})
 
-    rt_mask = np.isin(cat, [Category.CUDA_RUNTIME, Category.CUDA_DRIVER])
+    rt_mask = np.isin(cat, sorted(RUNTIME_CATEGORIES))
     runtime = _table(
         cols,
         rt_mask,
@@ -215,7 +221,7 @@ def _build_trace(
     runtime["kind"] = kind_by_name[rt_codes] if len(rt_codes) else np.zeros(0, np.int8)
     runtime["is_sync"] = sync_by_name[rt_codes] if len(rt_codes) else np.zeros(0, bool)
 
-    cpu_mask = np.isin(cat, [Category.CPU_OP, Category.USER_ANNOTATION])
+    cpu_mask = np.isin(cat, sorted(CPU_CATEGORIES))
     cpu = _table(
         cols,
         cpu_mask,
