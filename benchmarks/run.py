@@ -15,8 +15,8 @@ plus ``startup`` (``python -c "import traceviz.cli.app"``), so interpreter start
 can be subtracted.  Wall times are measured by this process around the child.  Memory: the
 child's ``ru_maxrss`` from ``wait4`` (the largest single process among the child and the
 descendants it waited for) and the peak of the summed PSS / RSS of the child's whole process
-tree sampled every 50 ms (counts traceviz's forked decode workers; PSS splits pages shared
-after fork).  ``peak_mib`` = max(ru_maxrss, sampled tree PSS).
+tree, sampled every 50 ms (RSS) / 0.5 s (PSS) (counts traceviz's forked decode workers; PSS
+splits pages shared after fork).  ``peak_mib`` = max(ru_maxrss, sampled tree PSS).
 
 Usage::
 
@@ -66,6 +66,8 @@ PYTHON = sys.executable
 TRACEVIZ_BIN = str(Path(PYTHON).with_name("traceviz"))
 MIB = 1024 * 1024
 SAMPLE_S = 0.05
+#: Read PSS on every PSS_EVERY-th sample only (every 0.5 s): it is expensive on big processes.
+PSS_EVERY = 10
 HTA_DEFAULT_MAX_BYTES = 200 * 10**6
 #: Copies per point of the scaling series (eager: 3 steps per copy; cudagraph: 12 replays).
 #: Uncompressed sizes (bytes) of the points of the steps / graph-replays scaling series.
@@ -93,8 +95,13 @@ class Measurement:
     error: str = ""
 
 
-def _tree_memory(proc: psutil.Process) -> tuple[float, float]:
-    """(PSS, RSS) in bytes summed over ``proc`` and its descendants (0 for vanished ones)."""
+def _tree_memory(proc: psutil.Process, with_pss: bool) -> tuple[float, float]:
+    """(PSS, RSS) in bytes summed over ``proc`` and its descendants (0 for vanished ones).
+
+    PSS needs ``/proc/PID/smaps_rollup``, which walks the page tables of a multi-GB process
+    (milliseconds, under its mmap lock), so it is read only when ``with_pss``; RSS comes from
+    the cheap ``statm``.
+    """
     pss = rss = 0.0
     try:
         members = [proc, *proc.children(recursive=True)]
@@ -102,10 +109,10 @@ def _tree_memory(proc: psutil.Process) -> tuple[float, float]:
         return 0.0, 0.0
     for p in members:
         try:
-            info = p.memory_full_info()
+            info = p.memory_full_info() if with_pss else p.memory_info()
         except psutil.Error:
             continue
-        pss += info.pss
+        pss += getattr(info, "pss", 0)
         rss += info.rss
     return pss, rss
 
@@ -138,8 +145,10 @@ def measure(
 
         def sample() -> None:
             nonlocal peak_pss, peak_rss
+            n = 0
             while not stop.wait(SAMPLE_S):
-                pss, rss = _tree_memory(ps)
+                pss, rss = _tree_memory(ps, with_pss=n % PSS_EVERY == 0)
+                n += 1
                 peak_pss, peak_rss = max(peak_pss, pss), max(peak_rss, rss)
 
         sampler = threading.Thread(target=sample, daemon=True)

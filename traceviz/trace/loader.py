@@ -122,7 +122,7 @@ def _decode_all(buf: memoryview, progress: Progress | None, notes: list[str]) ->
             return decode_spans_parallel(buf, spans, progress)
         out = []
         for start, end in spans:
-            out.append(decode_chunk(b"[" + buf[start:end] + b"]"))
+            out.append(decode_chunk(b"".join((b"[", buf[start:end], b"]"))))
             if progress is not None:
                 progress(end, total)
         return out

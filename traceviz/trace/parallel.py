@@ -18,7 +18,7 @@ _SHARED: memoryview | None = None  # the parent's event bytes, inherited by fork
 def _work(span: tuple[int, int]) -> ColumnChunk:
     assert _SHARED is not None
     start, end = span
-    return decode_chunk(b"[" + _SHARED[start:end] + b"]")
+    return decode_chunk(b"".join((b"[", _SHARED[start:end], b"]")))
 
 
 def decode_spans_parallel(buf: memoryview, spans: list[tuple[int, int]], progress=None):
@@ -26,7 +26,7 @@ def decode_spans_parallel(buf: memoryview, spans: list[tuple[int, int]], progres
     workers, returning chunks in order. Falls back to in-process decoding where fork is missing."""
     global _SHARED
     if "fork" not in mp.get_all_start_methods():
-        return [decode_chunk(b"[" + buf[s:e] + b"]") for s, e in spans]
+        return [decode_chunk(b"".join((b"[", buf[s:e], b"]"))) for s, e in spans]
     _SHARED = buf
     total = len(buf)
     try:
