@@ -19,11 +19,15 @@ confirm a wall-clock win: it is ``INCONCLUSIVE`` when the trace-side criteria ho
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 from traceviz.errors import UsageError
 
@@ -87,7 +91,7 @@ def _read_config(path: Path) -> dict[str, float]:
         raise UsageError(f"threshold config {path}: {exc.strerror}") from exc
     try:
         data: Any = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except (ValueError, tomllib.TOMLDecodeError) as exc:
+    except ValueError as exc:  # includes TOMLDecodeError
         raise UsageError(f"threshold config {path}: {exc}") from exc
     if isinstance(data, dict) and isinstance(data.get("thresholds"), dict):
         data = data["thresholds"]
