@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -28,8 +28,12 @@ from traceviz.cli.compare_cmd import (
 )
 from traceviz.cli.errors import user_errors
 
+if TYPE_CHECKING:
+    from traceviz.analyze.model import Totals
 
-def _hta_sections(traces: list[Path], fmt: Format, payload: str) -> str:
+
+def _hta_sections(traces: list[Path], fmt: Format, payload: str,
+                  known_totals: dict[Path, Totals]) -> str:
     """Add the Holistic Trace Analysis section(s) (``--hta``) to a rendered report.
 
     JSON gets key ``hta`` (one trace: the result; a run dir: ``{trace file: result}``); Markdown
@@ -45,7 +49,7 @@ def _hta_sections(traces: list[Path], fmt: Format, payload: str) -> str:
     results = []
     for path in traces:
         print(f"running HTA on {path.name} …", file=sys.stderr)
-        totals = traceviz.analyze(traceviz.load(path)).totals
+        totals = known_totals.get(path) or traceviz.analyze(traceviz.load(path)).totals
         results.append((path.name, run_hta(path, totals=totals)))
     if fmt is Format.json:
         doc = json.loads(payload)
@@ -58,14 +62,19 @@ def _hta_sections(traces: list[Path], fmt: Format, payload: str) -> str:
     return payload + "".join("\n" + hta_markdown(r) for _, r in results)
 
 
-def _trace_payload(trace: Path, fmt: Format, plotlyjs: str, to_terminal: bool) -> str | None:
-    """Render one trace; ``None`` when it was printed straight to the terminal (text)."""
+def _trace_payload(trace: Path, fmt: Format, plotlyjs: str, to_terminal: bool,
+                   totals_out: dict[Path, Totals]) -> str | None:
+    """Render one trace; ``None`` when it was printed straight to the terminal (text).
+
+    The trace's totals are left in ``totals_out`` so ``--hta`` need not analyze it again.
+    """
     import traceviz
     from traceviz.cli.progress import load_progress
 
     with load_progress(trace) as progress:
         tr = traceviz.load(trace, progress=progress)
     analysis = traceviz.analyze(tr)
+    totals_out[trace] = analysis.totals
     if fmt is Format.text:
         from rich.console import Console
 
@@ -116,13 +125,14 @@ def report(
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
     from traceviz.report.compare_report import is_run_dir
 
+    totals: dict[Path, Totals] = {}
     if is_run_dir(target):
         payload, default = comparison_output([target], baseline, threshold, thresholds_file,
                                              fmt.value, plotlyjs.value)
         traces = sorted(target.glob("*.pt.trace.json*"))
     else:
         rendered = _trace_payload(target, fmt, plotlyjs.value,
-                                  to_terminal=out is None and not hta)
+                                  to_terminal=out is None and not hta, totals_out=totals)
         if rendered is None:
             return
         payload = rendered
@@ -130,5 +140,5 @@ def report(
         stem = target.name.removesuffix(".gz").removesuffix(".json")
         default = Path(f"{stem}.report.html")
     if hta:
-        payload = _hta_sections(traces, fmt, payload)
+        payload = _hta_sections(traces, fmt, payload, totals)
     emit(payload, fmt.value, out, default, force)
