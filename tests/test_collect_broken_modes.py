@@ -19,7 +19,7 @@ def run_broken(kind: str, out: Path, timeout_s: int) -> dict:
     proc = subprocess.run(
         [sys.executable, "-m", "traceviz", "profile", str(BROKEN), "--modes", "eager,compile",
          "--out", str(out), "--device", "cpu", "--repeats", "2", "--min-repeat-ms", "1",
-         "--timeout", str(timeout_s)],
+         "--timing-budget-s", "1", "--timeout", str(timeout_s)],
         capture_output=True, text=True, timeout=600, check=False,
         env={**os.environ, "BROKEN_KIND": kind},
     )

@@ -25,9 +25,9 @@ def test_recompiles_are_counted_per_function_with_their_guard_failures():
     ]
 
 
-def test_cudagraph_skip_reasons_are_listed_once():
+def test_cudagraph_skip_reasons_are_listed_once_without_a_dangling_found_from():
     assert parse_compile_log(LOG)["cudagraph_skips"] == [
-        "skipping cudagraphs due to mutated inputs (2 instances). Found from :"
+        "skipping cudagraphs due to mutated inputs (2 instances)"
     ]
 
 
@@ -35,3 +35,28 @@ def test_a_quiet_log_has_no_recompiles_or_skips():
     parsed = parse_compile_log("@@traceviz-phase timing\n")
     assert parsed["recompiles"] == 0
     assert parsed["cudagraph_skips"] == []
+
+
+def test_a_cudagraph_skip_message_keeps_its_source_location():
+    log = (
+        "V1122 18:55:00.123 1 torch/_inductor/cudagraph_utils.py:99] [0/0] [__cudagraphs] "
+        "skipping cudagraphs due to mutated inputs (1 instances). Found from : \n"
+        '   File "/w/inplace.py", line 20, in step\n'
+        "    x.add_(1.0)\n"
+        "\n"
+        "V1122 18:55:00.125 1 x.py:1] unrelated\n"
+    )
+    assert parse_compile_log(log)["cudagraph_skips"] == [
+        "skipping cudagraphs due to mutated inputs (1 instances). Found from: "
+        'File "/w/inplace.py", line 20, in step x.add_(1.0)'
+    ]
+
+
+def test_a_one_line_cudagraph_skip_message_stops_at_the_next_record():
+    log = (
+        "I1122 18:55:00.123 1 a.py:9] [0/0] [__cudagraphs] skipping cudagraphs due to cpu device"
+        " (arg0)\nI1122 18:55:00.124 1 a.py:9] next record\n"
+    )
+    assert parse_compile_log(log)["cudagraph_skips"] == [
+        "skipping cudagraphs due to cpu device (arg0)"
+    ]

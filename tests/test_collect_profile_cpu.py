@@ -34,7 +34,8 @@ def profile(*args: str) -> subprocess.CompletedProcess[str]:
 def cpu_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     run_dir = tmp_path_factory.mktemp("profile") / "tiny-run"
     proc = profile(str(WORKLOADS / "tiny.py"), "--modes", "all", "--out", str(run_dir),
-                   "--device", "cpu", "--repeats", "3", "--min-repeat-ms", "5")
+                   "--device", "cpu", "--repeats", "3", "--min-repeat-ms", "5",
+                   "--timing-budget-s", "3")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return run_dir, json.loads((run_dir / "manifest.json").read_text())
 
@@ -60,6 +61,22 @@ def test_cpu_modes_run_correctly_and_are_timed(cpu_run, mode):
     assert timing["p10_ms"] <= timing["median_ms"] <= timing["p90_ms"]
     assert entry["profiled"]["steps"] == 5
     assert entry["profiled"]["inflation"] > 0
+
+
+def test_compile_is_timed_in_alternation_with_eager_in_its_own_process(cpu_run):
+    _, manifest = cpu_run
+    assert manifest["schema"] == 2
+    assert manifest["settings"]["timing_budget_s"] == 3
+    assert manifest["modes"]["eager"]["paired"] is None
+    paired = manifest["modes"]["compile"]["paired"]
+    assert paired["baseline"] == "eager"
+    assert paired["order"] == "ABBA"
+    assert paired["pairs"] >= 2
+    assert len(paired["baseline_block_ms"]) == len(paired["mode_block_ms"]) == paired["pairs"]
+    assert min(paired["baseline_block_ms"] + paired["mode_block_ms"]) > 0
+    assert paired["ci_low"] <= paired["speedup"] <= paired["ci_high"]
+    assert paired["stopped"] in ("converged", "budget", "max_pairs")
+    assert paired["level"] == 0.95 and paired["resamples"] >= 2000
 
 
 def test_cuda_only_modes_are_skipped_with_their_reason(cpu_run):

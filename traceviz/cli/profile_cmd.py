@@ -40,7 +40,8 @@ _MODES_HELP = "'all' or a comma-separated list of: " + ", ".join(ALL_MODES)
 def _summary_table(modes: dict[str, dict[str, Any]]) -> Table:
     table = Table(title="traceviz profile")
     for col in ("mode", "status", "1st call s", "step ms (p10-p90)", "profiled ms (x)",
-                "kernels /step", "launches /step", "graphs /step", "peak MiB"):
+                "speed-up (95% CI)", "kernels /step", "launches /step", "graphs /step",
+                "peak MiB"):
         table.add_column(col, overflow="fold")
 
     def num(value: Any, fmt: str) -> str:
@@ -55,8 +56,11 @@ def _summary_table(modes: dict[str, dict[str, Any]]) -> Table:
         prof = (f"{p['step_ms']:.4g} ({p['inflation']:.2f}x)"
                 if p.get("step_ms") is not None and p.get("inflation") else "-")
         peak = e.get("peak_mem_bytes")
+        pr = e.get("paired") or {}
+        speed = (f"{pr['speedup']:.2f}x ({pr['ci_low']:.2f}-{pr['ci_high']:.2f})"
+                 if pr.get("speedup") is not None else "-")
         table.add_row(
-            mode, e["status"], num(e.get("first_call_s"), ".2f"), step, prof,
+            mode, e["status"], num(e.get("first_call_s"), ".2f"), step, prof, speed,
             num(a.get("kernels_per_step"), ".1f"), num(a.get("launches_per_step"), ".1f"),
             num(a.get("graph_launches_per_step"), ".1f"),
             "-" if peak is None else f"{peak / 2**20:.1f}",
@@ -100,6 +104,16 @@ def profile(
         float | None,
         typer.Option("--min-repeat-ms", help="Each timing repeat lasts at least this many ms."),
     ] = None,
+    timing_budget_s: Annotated[
+        float,
+        typer.Option("--timing-budget-s", help="Seconds per mode for timing it in alternation "
+                     "with eager in one process (paired speed-up and its 95% CI); 0 turns "
+                     "paired timing off."),
+    ] = 30.0,
+    stack: Annotated[
+        bool, typer.Option("--stack/--no-stack", help="Record Python stacks in the profiled "
+                           "run (they name the code the host ran while the GPU waited).")
+    ] = True,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 when a mode failed, mismatched or timed out.")
     ] = False,
@@ -110,6 +124,8 @@ def profile(
         selected = parse_modes(modes)
     except ModeListError as exc:
         raise UsageError(str(exc)) from None
+    if timing_budget_s < 0:
+        raise UsageError(f"--timing-budget-s must be >= 0, not {timing_budget_s}")
     if device not in ("auto", "cuda", "cpu"):
         raise UsageError(f"--device must be auto, cuda or cpu, not {device!r}")
     if out is not None and out.exists() and not force and (
@@ -144,6 +160,8 @@ def profile(
         min_repeat_ms=defaults["min_repeat_ms"] if min_repeat_ms is None else min_repeat_ms,
         max_iters=int(defaults["max_iters"]),
         check_steps=CHECK_STEPS,
+        timing_budget_s=timing_budget_s,
+        with_stack=stack,
     )
     record = manifest.new_manifest(
         probe,

@@ -3,7 +3,8 @@
 ``probe WORKLOAD OUT_JSON`` loads and validates the workload and writes the environment (versions,
 GPU, what is available). ``run WORKLOAD MODE TRACE OUT_JSON --device D --settings JSON`` runs one
 mode: eager reference, first call (compile / capture, ``first_call_s``), correctness, timing,
-peak memory, profiled run, diagnostics; it writes the mode's manifest entry to OUT_JSON, also
+peak memory, paired timing against the eager step (:mod:`traceviz.collect.paired`), profiled
+run, diagnostics; it writes the mode's manifest entry to OUT_JSON, also
 when a phase raised (then ``status`` is ``failed`` and ``reason`` says where and why). Progress
 goes to stdout as ``@@traceviz-phase <name>`` lines for the parent's display.
 """
@@ -35,6 +36,8 @@ RECORDED_ENV = (
     "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS",
     "CUDA_VISIBLE_DEVICES",
 )
+#: The mode every other mode is timed against, in the same process (paired timing).
+BASELINE_MODE = "eager"
 #: Exit code of a probe whose workload file is invalid.
 EXIT_BAD_WORKLOAD = 2
 
@@ -167,6 +170,33 @@ class ModeRun:
         self.sync()
         return tuple(t.detach().clone() for t in outputs)
 
+    def _paired(self, workload: Any, mode_call: Any, clock: Any) -> dict[str, Any]:
+        """Time the baseline step interleaved with this mode (:mod:`traceviz.collect.paired`).
+
+        The baseline runs on its own fresh inputs. A baseline that cannot run gives
+        ``{"error": …}`` rather than failing the mode.
+        """
+        from traceviz.collect.modes import build_step
+        from traceviz.collect.paired import PairedSettings, measure_paired
+
+        s = self.settings
+        settings = PairedSettings(
+            budget_s=float(s["timing_budget_s"]),
+            min_repeat_ms=float(s["min_repeat_ms"]),
+            max_iters=int(s["max_iters"]),
+            warmup=int(s["warmup"]),
+        )
+        try:
+            base_inputs = self._fresh_inputs(workload)
+            base_step = build_step(BASELINE_MODE, workload, base_inputs)
+            return measure_paired(
+                lambda: base_step(*base_inputs), mode_call, clock, settings,
+                baseline_name=BASELINE_MODE,
+            )
+        except Exception as exc:  # the mode's own numbers still stand
+            traceback.print_exc()
+            return {"baseline": BASELINE_MODE, "error": failure_text(exc)}
+
     def run(self, trace_path: Path) -> None:
         """All phases; exceptions propagate with :attr:`result` filled so far."""
         import torch
@@ -212,10 +242,14 @@ class ModeRun:
         if self.cuda:
             self.sync()
             self.result["peak_mem_bytes"] = int(torch.cuda.max_memory_allocated())
+        if self.mode != BASELINE_MODE and float(s.get("timing_budget_s", 0)) > 0:
+            self.enter("paired timing")
+            self.result["paired"] = self._paired(workload, lambda: step(*inputs), clock)
 
         self.enter("tracing")
         profiled_ms = tracing.profile_steps(
             lambda: step(*inputs), trace_path, cuda=self.cuda,
+            with_stack=bool(s.get("with_stack", False)),
             metadata={"workload": workload.name, "workload_path": str(workload.path),
                       "mode": self.mode, **s["environment"]},
         )

@@ -12,7 +12,8 @@ Two sources, merged into the manifest's ``compile`` block:
 * The mode's log (the child runs with ``TORCH_LOGS=recompiles,cudagraphs``), parsed by
   :func:`parse_compile_log`: ``recompiles`` counts ``Recompiling function`` lines (with their
   guard failures as ``recompile_reasons``) and ``cudagraph_skips`` lists the distinct
-  ``skipping cudagraphs due to …`` messages.
+  ``skipping cudagraphs due to …`` messages, each whole (with the source location Inductor prints
+  on the lines after "Found from :").
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ _GUARD_FAILURE = re.compile(r"\[__recompiles\]\s+- (\d+/\d+: .+?)\s*$")
 #: Guard-failure texts are cut to this many characters.
 MAX_REASON_CHARS = 200
 _CUDAGRAPH_SKIP = re.compile(r"(skipping cudagraphs due to .+?)\s*$")
+#: The start of a log record (``TORCH_LOGS`` glog format, e.g. ``V1122 18:55:00.123 …``), a
+#: traceback or a traceviz phase line: whatever is not a continuation of a skip message.
+_RECORD_START = re.compile(r"^(?:[VIWEDC]\d{4} \d\d:\d\d|Traceback|@@traceviz|\[rank\d+\])")
+#: Continuation lines (the source location Inductor prints after "Found from :") kept at most.
+MAX_SKIP_CONTINUATION = 12
 
 
 def _first_line(reason: str) -> str:
@@ -54,13 +60,28 @@ def compile_counters() -> dict[str, Any]:
     }
 
 
+def _skip_message(first: str, following: list[str]) -> str:
+    """A whole skip message: its first line plus the source lines Inductor prints after it
+    (``… mutated inputs (1 instances). Found from :`` then ``File "w.py", line 9, in step`` and
+    the code line), joined into one line with runs of whitespace collapsed."""
+    parts = [first.rstrip()]
+    for line in following[:MAX_SKIP_CONTINUATION]:
+        if not line.strip() or _RECORD_START.match(line):
+            break
+        parts.append(line.strip())
+    text = " ".join(parts)
+    text = re.sub(r"\s*Found from\s*:\s*", ". Found from: ", text).replace(".. Found", ". Found")
+    return re.sub(r"\s+", " ", text).strip().removesuffix(". Found from:")
+
+
 def parse_compile_log(text: str) -> dict[str, Any]:
     """Recompiles and CUDA-graph skip reasons from a child's log (see module doc)."""
     recompiles = 0
     recompiled: dict[str, int] = {}
     guard_failures: list[str] = []
     skips: list[str] = []
-    for line in text.splitlines():
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
         if m := _RECOMPILE.search(line):
             recompiles += 1
             recompiled[m.group(1)] = recompiled.get(m.group(1), 0) + 1
@@ -68,8 +89,10 @@ def parse_compile_log(text: str) -> dict[str, Any]:
             failure = re.sub(r"\s+", " ", m.group(1))[:MAX_REASON_CHARS]
             if failure not in guard_failures:
                 guard_failures.append(failure)
-        elif (m := _CUDAGRAPH_SKIP.search(line)) and m.group(1) not in skips:
-            skips.append(m.group(1))
+        elif m := _CUDAGRAPH_SKIP.search(line):
+            message = _skip_message(m.group(1), lines[i + 1 :])
+            if message not in skips:
+                skips.append(message)
     return {
         "recompiles": recompiles,
         "recompiled_functions": recompiled,

@@ -1,17 +1,22 @@
 """The run directory and its ``manifest.json``.
 
+Schema history: 2 added ``paired`` (per mode) and the settings ``timing_budget_s`` and
+``with_stack``; schema-1 manifests have neither and are still read (readers treat a missing key
+as ``null``).
+
 A run directory holds ``manifest.json``, one ``<mode>.pt.trace.json.gz`` per mode that reached
 its profiled run, ``logs/<mode>.log`` (the child's output) and, once written, the comparison
 report. Schema (keys are stable; a value is ``null`` where it does not apply or was not reached)::
 
     {
-      "schema": 1,
+      "schema": 2,
       "workload": {"path", "name", "description", "has_triton_step"},
       "environment": {"python", "torch", "triton", "cuda", "cudnn", "cuda_available", "gpu",
                       "gpu_count", "driver", "hostname", "platform", "cpu_count"},
       "created": ISO-8601 UTC time the run started,
       "settings": {"device", "timeout_s", "warmup", "repeats", "min_repeat_ms", "max_iters",
-                   "check_steps", "trace_schedule": {"wait", "warmup", "active"}},
+                   "check_steps", "timing_budget_s", "with_stack",
+                   "trace_schedule": {"wait", "warmup", "active"}},
       "modes": {
         "<mode>": {
           "status": "ok" | "failed" | "skipped" | "timeout" | "mismatch",
@@ -19,6 +24,13 @@ report. Schema (keys are stable; a value is ``null`` where it does not apply or 
           "first_call_s": seconds of the first call (compile / capture included),
           "timing": {"median_ms", "p10_ms", "p90_ms", "repeats", "iters_per_repeat",
                      "noisy", "spread"}        -- per-step ms without the profiler,
+          "paired": {"baseline", "order": "ABBA", "pairs", "baseline_block_ms": [...],
+                     "mode_block_ms": [...], "iters_baseline", "iters_mode", "speedup",
+                     "ci_low", "ci_high", "level", "resamples", "seed", "half_width",
+                     "stopped": "converged" | "budget" | "max_pairs", "budget_s",
+                     "elapsed_s"}  -- the eager step timed in alternation with this mode in
+                     the same process (traceviz.collect.paired); {"baseline", "error"} when
+                     the baseline could not run; null for eager itself,
           "profiled": {"trace": file name in the run dir, "steps": ProfilerStep count,
                        "gpu_activities": kernel+memcpy+memset events, "step_ms": per-step ms
                        under the profiler, "inflation": step_ms / timing.median_ms},
@@ -46,7 +58,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MANIFEST_NAME = "manifest.json"
 
 #: Every mode entry has these keys.
@@ -55,6 +67,7 @@ MODE_KEYS = (
     "reason",
     "first_call_s",
     "timing",
+    "paired",
     "profiled",
     "correctness",
     "compile",

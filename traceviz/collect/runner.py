@@ -40,6 +40,8 @@ class RunSettings:
     min_repeat_ms: float
     max_iters: int
     check_steps: int
+    timing_budget_s: float = 30.0  # paired timing against the baseline, per mode; 0: off
+    with_stack: bool = True  # record Python stacks in the profiled run
 
     def child_settings(self, environment: dict[str, Any]) -> dict[str, Any]:
         """The JSON settings a child reads (the environment goes into trace metadata)."""
@@ -49,6 +51,8 @@ class RunSettings:
             "min_repeat_ms": self.min_repeat_ms,
             "max_iters": self.max_iters,
             "check_steps": self.check_steps,
+            "timing_budget_s": self.timing_budget_s,
+            "with_stack": self.with_stack,
             "environment": {
                 k: environment.get(k) for k in ("torch", "triton", "cuda", "gpu", "driver")
             },

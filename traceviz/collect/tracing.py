@@ -64,11 +64,14 @@ def profile_steps(
     *,
     cuda: bool,
     metadata: dict[str, Any],
+    with_stack: bool = False,
 ) -> float:
     """Trace ``ACTIVE_STEPS`` steady-state steps of ``call`` to ``trace_path`` (gzip).
 
     Returns the mean wall time per active step under the profiler, in milliseconds (CUDA events
     around the active window on CUDA, so no synchronisation lands inside a traced step).
+    ``with_stack`` records Python stacks (``python_function`` events), which name the code the
+    host ran while the GPU waited.
     """
     import torch
     from torch.profiler import ProfilerAction, ProfilerActivity, profile, schedule
@@ -87,6 +90,7 @@ def profile_steps(
         schedule=schedule(wait=WAIT_STEPS, warmup=WARMUP_STEPS, active=ACTIVE_STEPS, repeat=1),
         on_trace_ready=lambda p: p.export_chrome_trace(str(trace_path)),
         record_shapes=False,
+        with_stack=with_stack,
     ) as prof:
         for i in range(total):
             if i == first_active:

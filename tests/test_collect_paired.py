@@ -1,0 +1,97 @@
+"""Paired A/B timing: ABBA order, stopping rules and drift cancellation.
+
+The clock here is a deterministic stand-in for :class:`~traceviz.collect.timing.StepClock`: it
+returns a known per-step time for whichever step it is asked to time, optionally drifting with
+the block's position in the run, so each answer is known by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from traceviz.collect.paired import PairedSettings, measure_paired
+
+
+def baseline() -> str:
+    return "A"
+
+
+def mode() -> str:
+    return "B"
+
+
+class ScriptedClock:
+    """Times ``baseline`` as ``base_ms`` and ``mode`` as ``mode_ms`` per step; each timed block
+    (not the 3-step size estimates) is multiplied by ``1 + drift * block_index``."""
+
+    def __init__(self, base_ms: float, mode_ms: float, drift: float = 0.0) -> None:
+        self.base_ms, self.mode_ms, self.drift = base_ms, mode_ms, drift
+        self.blocks: list[str] = []
+
+    def time_ms(self, call: Callable[[], Any], iters: int) -> float:
+        value = self.base_ms if call() == "A" else self.mode_ms
+        if iters == 3:  # the block-size estimate
+            return value
+        factor = 1.0 + self.drift * len(self.blocks)
+        self.blocks.append(call())
+        return value * factor
+
+
+class Ticker:
+    """A monotonic clock advancing ``step_s`` per read."""
+
+    def __init__(self, step_s: float) -> None:
+        self.t, self.step_s = 0.0, step_s
+
+    def __call__(self) -> float:
+        self.t += self.step_s
+        return self.t
+
+
+def settings(**kw: Any) -> PairedSettings:
+    return PairedSettings(**{"warmup": 0, "min_repeat_ms": 10.0, **kw})
+
+
+def test_blocks_alternate_in_abba_order():
+    clock = ScriptedClock(2.0, 1.0)
+    measure_paired(baseline, mode, clock, settings(), now=Ticker(0.0))
+    assert clock.blocks[:8] == list("ABBAABBA")
+
+
+def test_constant_times_converge_at_the_minimum_pair_count():
+    clock = ScriptedClock(2.0, 1.0)
+    out = measure_paired(baseline, mode, clock, settings(min_pairs=15), now=Ticker(0.0))
+    assert out["stopped"] == "converged"
+    assert out["pairs"] == 15
+    assert out["speedup"] == out["ci_low"] == out["ci_high"] == 2.0
+    assert out["baseline_block_ms"] == [2.0] * 15 and out["mode_block_ms"] == [1.0] * 15
+    assert out["iters_baseline"] == 5 and out["iters_mode"] == 10  # >= 10 ms per block
+
+
+def test_a_spent_budget_stops_before_the_minimum_pair_count():
+    clock = ScriptedClock(2.0, 1.0)
+    out = measure_paired(baseline, mode, clock, settings(budget_s=1.0), now=Ticker(0.6))
+    assert out["stopped"] == "budget"
+    assert out["pairs"] == 2  # never fewer than 2 pairs
+
+
+def test_max_pairs_caps_a_run_that_never_converges():
+    clock = ScriptedClock(2.0, 1.0, drift=0.05)  # drift keeps the CI wide
+    out = measure_paired(
+        baseline, mode, clock,
+        settings(min_pairs=4, max_pairs=9, target_half_width=1e-9), now=Ticker(0.0),
+    )
+    assert out["stopped"] == "max_pairs"
+    assert out["pairs"] == 9
+
+
+def test_abba_order_cancels_a_linear_drift():
+    # 1 % slower per block: an AB-only order would bias every pair's ratio the same way.
+    clock = ScriptedClock(1.5, 1.0, drift=0.01)
+    out = measure_paired(baseline, mode, clock, settings(min_pairs=40, max_pairs=40),
+                         now=Ticker(0.0))
+    assert out["speedup"] == pytest.approx(1.5, rel=0.005)
+    assert out["ci_low"] <= 1.5 <= out["ci_high"]
