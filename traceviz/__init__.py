@@ -12,7 +12,7 @@ and methods that need them).
 
 __version__ = "0.1.0"
 
-from traceviz.api import (  # noqa: E402
+from traceviz.api import (
     Analysis,
     Comparison,
     Run,
@@ -21,7 +21,7 @@ from traceviz.api import (  # noqa: E402
     compare,
     load_run,
 )
-from traceviz.trace import Trace, load  # noqa: E402
+from traceviz.trace import Trace, load
 
 __all__ = ["Analysis", "Comparison", "Run", "Summary", "Trace", "__version__", "analyze",
            "compare", "load", "load_run"]

@@ -215,13 +215,13 @@ class Analysis:
 
     def perfetto_hint(self) -> tuple[str, str | None]:
         """What the HTML report says about the Perfetto overlay: the command that writes it,
-        and the overlay file when one already lies beside the trace (else ``None``)."""
+        and the overlay file's URI when one already lies beside the trace (else ``None``)."""
         from traceviz.export.perfetto import default_output
 
         trace = Path(self._trace.meta.path)
         out = default_output(trace)
         command = f"traceviz export {trace.name} -o {out.name}"
-        return command, (str(out) if out.is_file() else None)
+        return command, (out.resolve().as_uri() if out.is_file() else None)
 
     def export_perfetto(self, out: PathLike, *, force: bool = False) -> ExportResult:
         """Write the trace plus traceviz's overlay tracks for ui.perfetto.dev / chrome://tracing
