@@ -190,9 +190,9 @@ def test_to_html_writes_the_report_with_the_perfetto_hint(tmp_path: Path) -> Non
 
 
 def test_importing_traceviz_loads_neither_plotly_nor_torch() -> None:
-    code = ("import sys, traceviz; a = traceviz.analyze(%r); a.steps; a.gaps; a.to_json(); "
-            "print(sorted(m for m in ('plotly', 'torch', 'hta') if m in sys.modules))"
-            % str(EAGER))
+    code = (f"import sys, traceviz; a = traceviz.analyze({str(EAGER)!r}); a.steps; a.gaps; "
+            "a.to_json(); print(sorted(m for m in ('plotly', 'torch', 'hta') "
+            "if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=120, cwd=ROOT)
     assert r.returncode == 0, r.stderr

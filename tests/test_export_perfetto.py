@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -45,18 +46,20 @@ def report_without_file_facts(a: traceviz.Analysis) -> dict[str, Any]:
 def assert_valid_chrome_trace(doc: Any) -> None:
     """The trace-event format's required fields, and properly nested slices per track."""
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
-    by_track: dict[tuple[Any, Any], list[tuple[float, float]]] = {}
+    by_track: dict[tuple[Any, Any], list[tuple[int, int]]] = {}
     for e in events:
         assert isinstance(e.get("ph"), str) and "name" in e and "pid" in e
         if e["ph"] == "X":
             assert isinstance(e["ts"], (int, float)) and e["dur"] >= 0
             if e.get("cat") == OVERLAY_CATEGORY:
-                by_track.setdefault((e["pid"], e["tid"]), []).append(
-                    (e["ts"], e["ts"] + e["dur"]))
-    for spans in by_track.values():  # overlay slices of one track never partially overlap
+                ts_ns, dur_ns = round(e["ts"] * 1000), round(e["dur"] * 1000)
+                by_track.setdefault((e["pid"], e["tid"]), []).append((ts_ns, ts_ns + dur_ns))
+    # Overlay slices of one track never overlap; 1 ns of slack because ~4.4e12 µs parsed as
+    # a float64 is only exact to about half a nanosecond.
+    for spans in by_track.values():
         spans.sort()
-        for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
-            assert start >= end - 1e-6
+        for (_, end), (start, _) in pairwise(spans):
+            assert start >= end - 1
 
 
 @pytest.mark.parametrize("name", ["elementwise_eager", "elementwise_cudagraph",

@@ -33,6 +33,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -260,12 +261,12 @@ def write_overlay(trace_path: Path, out: Path, trace: Trace, a: Analysis, *,
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     try:
         with os.fdopen(fd, "wb") as raw:
-            fh: Any = raw
+            sink: Any = nullcontext(raw)
             if out.name.endswith(".gz"):
                 from isal import igzip
 
-                fh = igzip.IGzipFile(fileobj=raw, mode="wb", compresslevel=1)
-            with fh:
+                sink = igzip.IGzipFile(fileobj=raw, mode="wb", compresslevel=1)
+            with sink as fh:
                 if members is None:
                     written = _write_array(fh, events, overlay)
                 else:
