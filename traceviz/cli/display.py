@@ -15,9 +15,10 @@ from typing import Any
 
 from rich.console import Console, Group
 from rich.progress import (
-    MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     SpinnerColumn,
+    Task,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -41,22 +42,37 @@ SUMMARY_COLUMNS = (
 )
 
 
+class _OverallColumn(ProgressColumn):
+    """Modes done / total and the ETA, on the overall line only (blank on mode lines)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._remaining = TimeRemainingColumn()
+
+    def render(self, task: Task) -> Text:
+        if not task.fields.get("overall"):
+            return Text("")
+        eta = self._remaining.render(task).plain
+        return Text(f"{int(task.completed)}/{int(task.total or 0)} ETA {eta}")
+
+
 class ModeProgress:
     """The live display: call :meth:`start` for each mode (it returns the ``on_phase``
     callback), then :meth:`finish` or :meth:`skip`."""
 
     def __init__(self, progress: Progress, total: int) -> None:
         self._progress = progress
-        self._overall = progress.add_task("modes", total=total, mode="all modes", phase="")
+        self._overall = progress.add_task("modes", total=total, mode="all modes", phase="",
+                                          overall=True)
         self._task: Any = None
 
     def start(self, mode: str) -> Callable[[str], None]:
         task = self._progress.add_task(mode, total=None, mode=mode, phase="starting")
         self._task = task
-        self._progress.update(self._overall, phase=f"now: {mode}")
 
         def on_phase(phase: str) -> None:
             self._progress.update(task, phase=phase)
+            self._progress.refresh()
 
         return on_phase
 
@@ -74,12 +90,10 @@ def mode_progress(console: Console, total: int) -> Iterator[ModeProgress]:
     """A rich live display over ``total`` modes on ``console``."""
     with Progress(
         SpinnerColumn(),
-        TextColumn("[bold]{task.fields[mode]}"),
-        TextColumn("{task.fields[phase]}"),
-        MofNCompleteColumn(),
+        TextColumn("{task.fields[mode]}", style="bold", markup=False),
+        TextColumn("{task.fields[phase]}", markup=False),
         TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
+        _OverallColumn(),
         console=console,
     ) as progress:
         yield ModeProgress(progress, total)

@@ -190,7 +190,8 @@ def render_text(comparison: Comparison, width: int | None = None) -> Any:
     from traceviz.report.headlines import mode_headlines
     from traceviz.report.model import ROW_COLUMNS, row_cells
 
-    columns = [Column(name, numeric, _ROW_PRIORITY.get(name, 0),
+    # "kernels/step" → "kernels /step": a narrow column may wrap its header at the slash.
+    columns = [Column(name.replace("/", " /"), numeric, _ROW_PRIORITY.get(name, 0),
                       None if name == "mode" or numeric else 12)
                for name, numeric in ROW_COLUMNS]
     rows = fit_table(columns, [row_cells(r) for r in comparison.rows], width,

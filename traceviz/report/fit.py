@@ -75,22 +75,38 @@ def fitted_columns(columns: Sequence[Column], rows: Sequence[Sequence[Cell]],
     return kept, mins
 
 
+def _natural_width(col: Column, cells: Sequence[Cell]) -> int:
+    """Width that shows the header and every cell on one line."""
+    return max([len(col.name), *(len(_plain(c)) for c in cells)], default=1)
+
+
 def fit_table(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: int | None,
               *, title: str | None = None, **kwargs: object) -> Table:
     """A rich :class:`Table` of ``rows`` that fits ``width`` columns (see the module doc).
 
-    ``str`` cells are plain text (never parsed as markup); pass a :class:`~rich.text.Text`
-    for styled cells. Extra keyword arguments go to :class:`Table`.
+    With a ``width``, every kept column gets a fixed width: its minimum, plus what is left of
+    ``width`` handed out in priority order up to the column's natural width (so rich never has
+    to squeeze a column below its longest word). ``str`` cells are plain text (never parsed
+    as markup); pass a :class:`~rich.text.Text` for styled cells. Extra keyword arguments go
+    to :class:`Table`.
     """
     kept, mins = fitted_columns(columns, rows, width)
     dropped = [columns[i].name for i in range(len(columns)) if i not in kept]
     caption = (f"not shown at this width: {', '.join(dropped)}" if dropped else None)
+    widths: dict[int, int | None] = dict.fromkeys(kept)
+    if width is not None:
+        spare = width - sum(mins[i] for i in kept) - table_overhead(len(kept))
+        for i in sorted(kept, key=lambda i: (-columns[i].priority, i)):
+            natural = _natural_width(columns[i], [r[i] for r in rows])
+            grow = max(0, min(natural - mins[i], spare))
+            widths[i] = mins[i] + grow
+            spare -= grow
     table = Table(title=title, title_justify="left", caption=caption, caption_justify="left",
                   **kwargs)  # type: ignore[arg-type]
     for i in kept:
         c = columns[i]
         table.add_column(c.name, justify="right" if c.numeric else "left", overflow="ellipsis",
-                         min_width=mins[i])
+                         min_width=mins[i], width=widths[i])
     for r in rows:
         table.add_row(*(r[i] if isinstance(r[i], Text) else Text(r[i]) for i in kept))
     return table
