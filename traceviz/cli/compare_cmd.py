@@ -95,6 +95,21 @@ def comparison_output(
     return comparison.render(fmt, plotlyjs), default
 
 
+def print_fitted_comparison(inputs: list[Path], baseline: str | None,
+                            thresholds: list[str] | None, thresholds_file: Path | None) -> None:
+    """Print the text comparison fitted to the terminal's width (columns dropped, not
+    wrapped)."""
+    from rich.console import Console
+
+    from traceviz.analyze.verdicts import parse_thresholds
+    from traceviz.api import Comparison
+
+    comparison = Comparison.from_paths(inputs, baseline,
+                                       parse_thresholds(thresholds, thresholds_file))
+    console = Console()
+    console.print(comparison.text_renderable(console.width))
+
+
 @user_errors
 def compare(
     inputs: InputsArg,
@@ -108,15 +123,7 @@ def compare(
 ) -> None:
     """Compare modes: step time, kernels and launches per step, waterfall, verdicts."""
     if fmt is Format.text and out is None and sys.stdout.isatty():
-        from rich.console import Console
-
-        from traceviz.analyze.verdicts import parse_thresholds
-        from traceviz.api import Comparison
-
-        comparison = Comparison.from_paths(inputs, baseline,
-                                           parse_thresholds(threshold, thresholds_file))
-        console = Console()
-        console.print(comparison.text_renderable(console.width))
+        print_fitted_comparison(inputs, baseline, threshold, thresholds_file)
         return
     payload, default = comparison_output(inputs, baseline, threshold, thresholds_file,
                                          fmt.value, plotlyjs.value)

@@ -24,6 +24,7 @@ from traceviz.cli.compare_cmd import (
     ThresholdOpt,
     comparison_output,
     emit,
+    print_fitted_comparison,
 )
 from traceviz.cli.errors import user_errors
 
@@ -114,6 +115,9 @@ def report(
             raise HtaMissingError()
     analyses: dict[Path, Analysis] = {}
     if is_run_dir(target):
+        if fmt is Format.text and out is None and not hta and sys.stdout.isatty():
+            print_fitted_comparison([target], baseline, threshold, thresholds_file)
+            return
         payload, default = comparison_output([target], baseline, threshold, thresholds_file,
                                              fmt.value, plotlyjs.value)
         traces = sorted(target.glob("*.pt.trace.json*"))
