@@ -151,12 +151,14 @@ def overlay_events(trace: Trace, a: Analysis, pid: int, counts: _Counts,
     g = a.gaps
     gap_order = np.argsort(g.start_ns, kind="stable")
     device = trace.gpu["device"].to_numpy()
-    gap_track = [f"idle gaps: GPU {int(d)} stream {int(s)}"
-                 for d, s in zip(device[g.activity], g.stream, strict=True)]
+    pairs = np.stack([device[g.activity], g.stream], axis=1).astype(np.int64)
+    streams, gap_track = np.unique(pairs.reshape(-1, 2), axis=0, return_inverse=True)
+    gap_track = gap_track.reshape(-1)
+    track_names = [f"idle gaps: GPU {int(d)} stream {int(s)}" for d, s in streams]
     lanes.open("steps")
     if a.graph_replays:
         lanes.open("CUDA graph replays")
-    for track in sorted(set(gap_track), key=lambda t: tuple(int(x) for x in t.split()[3::2])):
+    for track in track_names:  # sorted by (device, stream)
         lanes.open(track)
 
     with_gpu = sorted((s for s in a.steps if s.gpu_start_ns is not None),
@@ -195,7 +197,8 @@ def overlay_events(trace: Trace, a: Analysis, pid: int, counts: _Counts,
                 "ending_activity": str(categories[codes[int(g.activity[i])]]),
                 "tail": bool(g.tail[i])}
         counts.gaps += 1
-        yield _slice(pid, lanes.tid(gap_track[i], start, end), cls, start, end - start, args)
+        track = track_names[gap_track[i]]
+        yield _slice(pid, lanes.tid(track, start, end), cls, start, end - start, args)
 
     yield _meta(pid, 0, "process_name", {"name": PROCESS_NAME})
     yield _meta(pid, 0, "process_labels", {"labels": "traceviz analysis overlay"})
