@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import traceviz
+from tests.conftest import shared_hta_traces
 from tests.kineto import TraceBuilder
 from traceviz.errors import OutputExistsError
 from traceviz.export.perfetto import PID_BASE, default_output, us
@@ -195,3 +196,18 @@ def test_export_command_writes_the_overlay_and_says_where(tmp_path: Path) -> Non
                             str(out)], capture_output=True, text=True, timeout=300)
     assert again.returncode == 1 and again.stderr.count("\n") == 1
     assert "exists" in again.stderr
+
+
+SHARED = shared_hta_traces()
+
+
+@pytest.mark.skipif(not SHARED, reason="../shared/cases/hta is absent")
+@pytest.mark.parametrize("path", SHARED, ids=lambda p: p.name.split(".")[0])
+def test_export_round_trips_on_shared_hta_traces(path: Path, tmp_path: Path) -> None:
+    a = traceviz.analyze(path)
+    result = a.export_perfetto(tmp_path / "o.json.gz")
+    assert result.gap_slices == len(a.gaps)
+    assert result.replay_slices == len(a.graph_replays)
+    assert_valid_chrome_trace(read(tmp_path / "o.json.gz"))
+    back = traceviz.analyze(tmp_path / "o.json.gz")
+    assert report_without_file_facts(back) == report_without_file_facts(a)
