@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from decimal import Decimal
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,12 @@ GPU = ROOT / "tests/data/gpu"
 FILE_FIELDS = ("path", "size_bytes", "json_bytes", "gzipped")
 
 
-def read(path: Path) -> Any:
+def read(path: Path, exact: bool = False) -> Any:
+    """The JSON document; ``exact``: numbers with a fraction as :class:`Decimal` (epoch-µs
+    timestamps do not fit a float64 to the nanosecond)."""
     data = path.read_bytes()
-    return json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
+    text = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+    return json.loads(text, parse_float=Decimal) if exact else json.loads(text)
 
 
 def overlay(doc: Any, pid: int) -> list[dict[str, Any]]:
@@ -44,23 +48,22 @@ def report_without_file_facts(a: traceviz.Analysis) -> dict[str, Any]:
     return doc
 
 
-def assert_valid_chrome_trace(doc: Any) -> None:
+def assert_valid_chrome_trace(path: Path) -> None:
     """The trace-event format's required fields, and properly nested slices per track."""
+    doc = read(path, exact=True)
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
-    by_track: dict[tuple[Any, Any], list[tuple[int, int]]] = {}
+    by_track: dict[tuple[Any, Any], list[tuple[Decimal, Decimal]]] = {}
     for e in events:
         assert isinstance(e.get("ph"), str) and "name" in e and "pid" in e
         if e["ph"] == "X":
-            assert isinstance(e["ts"], (int, float)) and e["dur"] >= 0
+            assert isinstance(e["ts"], (int, Decimal)) and e["dur"] >= 0
             if e.get("cat") == OVERLAY_CATEGORY:
-                ts_ns, dur_ns = round(e["ts"] * 1000), round(e["dur"] * 1000)
-                by_track.setdefault((e["pid"], e["tid"]), []).append((ts_ns, ts_ns + dur_ns))
-    # Overlay slices of one track never overlap; 1 ns of slack because ~4.4e12 µs parsed as
-    # a float64 is only exact to about half a nanosecond.
-    for spans in by_track.values():
+                by_track.setdefault((e["pid"], e["tid"]), []).append(
+                    (e["ts"], e["ts"] + e["dur"]))
+    for spans in by_track.values():  # overlay slices of one track never overlap
         spans.sort()
         for (_, end), (start, _) in pairwise(spans):
-            assert start >= end - 1
+            assert start >= end
 
 
 @pytest.mark.parametrize("name", ["elementwise_eager", "elementwise_cudagraph",
@@ -72,7 +75,7 @@ def test_export_round_trips_with_identical_metrics_and_one_slice_per_gap(
     out = tmp_path / "out.json.gz"
     result = a.export_perfetto(out)
     doc = read(out)
-    assert_valid_chrome_trace(doc)
+    assert_valid_chrome_trace(out)
     original = read(src)
     assert doc["traceEvents"][: len(original["traceEvents"])] == original["traceEvents"]
     assert {k: v for k, v in doc.items() if k != "traceEvents"} == \
@@ -129,8 +132,7 @@ def test_overlapping_step_periods_go_to_separate_lanes(tmp_path: Path) -> None:
     a = traceviz.analyze(b.write(tmp_path / "t.json"))
     assert "overlapping_step_gpu_work" in set(a.health["code"])
     r = a.export_perfetto(tmp_path / "o.json")
-    doc = read(tmp_path / "o.json")
-    assert_valid_chrome_trace(doc)
+    assert_valid_chrome_trace(tmp_path / "o.json")
     assert any("(overlap 1)" in t for t in r.tracks)
 
 
@@ -208,6 +210,6 @@ def test_export_round_trips_on_shared_hta_traces(path: Path, tmp_path: Path) -> 
     result = a.export_perfetto(tmp_path / "o.json.gz")
     assert result.gap_slices == len(a.gaps)
     assert result.replay_slices == len(a.graph_replays)
-    assert_valid_chrome_trace(read(tmp_path / "o.json.gz"))
+    assert_valid_chrome_trace(tmp_path / "o.json.gz")
     back = traceviz.analyze(tmp_path / "o.json.gz")
     assert report_without_file_facts(back) == report_without_file_facts(a)
