@@ -166,6 +166,21 @@ def test_load_run_reads_the_manifest_and_compares_its_modes() -> None:
     assert eager.summary.steps == eager.result.totals.steps > 0
     with pytest.raises(UsageError, match="no mode"):
         run.analysis("nope")
+    page = run._repr_html_()
+    assert "traceviz run elementwise" in page and "max-autotune-no-cudagraphs" in page
+
+
+def test_headline_hook_shows_rows_that_carry_a_headline() -> None:
+    from types import SimpleNamespace
+
+    from traceviz.report.headlines import manifest_headlines, mode_headlines
+
+    rows = [SimpleNamespace(mode="eager"), SimpleNamespace(mode="compile", headline="19 → 1"),
+            SimpleNamespace(mode="triton", headline="")]
+    assert mode_headlines(rows) == {"compile": "19 → 1"}
+    assert manifest_headlines({"a": {"analysis_summary": {"headline": "x"}}, "b": {}}) == {
+        "a": "x"}
+    assert traceviz.compare(EAGER, COMPILE).headlines() == {}  # rows carry none yet
 
 
 def test_notebook_html_shows_summary_verdicts_and_a_figure() -> None:
