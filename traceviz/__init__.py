@@ -1,14 +1,27 @@
 """traceviz: evidence from PyTorch profiler traces on whether torch.compile and CUDA graphs cut
 kernel count and launch overhead.
 
-``traceviz.load(path)`` reads a trace; ``traceviz.analyze(trace)`` computes the metrics of
-``docs/metrics.md``. Importing traceviz loads numpy, pandas and msgspec, never torch, plotly or
-HTA (those load only in the commands that need them).
+The Python API (``docs/api.md``): ``traceviz.analyze(path)`` → :class:`Analysis` (pandas
+DataFrames of steps, gaps, kernels, ...), ``traceviz.load_run(run_dir)`` → :class:`Run`,
+``traceviz.compare(baseline, *others)`` → :class:`Comparison`. ``traceviz.load(path)`` reads a
+trace into columnar tables; ``traceviz.analyze(trace)`` on a loaded trace returns the frozen
+:class:`traceviz.analyze.model.Analysis` (the pipeline's pure function). Importing traceviz
+loads numpy, pandas and msgspec, never torch, plotly or HTA (those load only in the commands
+and methods that need them).
 """
-
-from traceviz.analyze import Analysis, analyze
-from traceviz.trace import Trace, load
 
 __version__ = "0.1.0"
 
-__all__ = ["Analysis", "Trace", "__version__", "analyze", "load"]
+from traceviz.api import (
+    Analysis,
+    Comparison,
+    Run,
+    Summary,
+    analyze,
+    compare,
+    load_run,
+)
+from traceviz.trace import Trace, load
+
+__all__ = ["Analysis", "Comparison", "Run", "Summary", "Trace", "__version__", "analyze",
+           "compare", "load", "load_run"]

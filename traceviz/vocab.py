@@ -31,6 +31,12 @@ class Category(IntEnum):
     TRACE_SPAN = 11
 
 
+#: Category of the overlay events ``traceviz export`` appends to a trace (gap, step and graph
+#: replay slices in a ``traceviz`` process, and that process's name metadata). They describe
+#: traceviz's own analysis, not the profiled program: the decoder drops every event of this
+#: category before counting or keeping anything, so an exported file analyzes like its original.
+OVERLAY_CATEGORY = "traceviz_overlay"
+
 CATEGORY_BY_NAME: dict[str, Category] = {
     "kernel": Category.KERNEL,
     "gpu_memcpy": Category.GPU_MEMCPY,

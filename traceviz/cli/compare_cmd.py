@@ -51,7 +51,7 @@ ThresholdOpt = Annotated[
 ]
 ThresholdFileOpt = Annotated[
     Path | None,
-    typer.Option("--thresholds-file", help="TOML ([thresholds] table) or JSON file of "
+    typer.Option("--thresholds-file", help="TOML (\\[thresholds] table) or JSON file of "
                  "thresholds."),
 ]
 BaselineOpt = Annotated[
@@ -82,16 +82,32 @@ def comparison_output(
     inputs: list[Path], baseline: str | None, thresholds: list[str] | None,
     thresholds_file: Path | None, fmt: str, plotlyjs: str,
 ) -> tuple[str, Path]:
-    """Render the comparison of ``inputs``; also return the default HTML path."""
+    """Render the comparison of ``inputs`` (through :class:`traceviz.api.Comparison`); also
+    return the default HTML path."""
     from traceviz.analyze.verdicts import parse_thresholds
-    from traceviz.report import compare_report
+    from traceviz.api import Comparison
+    from traceviz.report.compare_report import is_run_dir
 
-    t = parse_thresholds(thresholds, thresholds_file)
-    loaded = compare_report.load_inputs(inputs)
-    comparison, report = compare_report.build(loaded, baseline, t)
-    default = (inputs[0] / "report.html" if compare_report.is_run_dir(inputs[0])
+    comparison = Comparison.from_paths(inputs, baseline,
+                                       parse_thresholds(thresholds, thresholds_file))
+    default = (inputs[0] / "report.html" if is_run_dir(inputs[0])
                else Path("traceviz-compare.html"))
-    return compare_report.render(comparison, report, fmt, plotlyjs), default
+    return comparison.render(fmt, plotlyjs), default
+
+
+def print_fitted_comparison(inputs: list[Path], baseline: str | None,
+                            thresholds: list[str] | None, thresholds_file: Path | None) -> None:
+    """Print the text comparison fitted to the terminal's width (columns dropped, not
+    wrapped)."""
+    from rich.console import Console
+
+    from traceviz.analyze.verdicts import parse_thresholds
+    from traceviz.api import Comparison
+
+    comparison = Comparison.from_paths(inputs, baseline,
+                                       parse_thresholds(thresholds, thresholds_file))
+    console = Console()
+    console.print(comparison.text_renderable(console.width))
 
 
 @user_errors
@@ -106,6 +122,9 @@ def compare(
     thresholds_file: ThresholdFileOpt = None,
 ) -> None:
     """Compare modes: step time, kernels and launches per step, waterfall, verdicts."""
+    if fmt is Format.text and out is None and sys.stdout.isatty():
+        print_fitted_comparison(inputs, baseline, threshold, thresholds_file)
+        return
     payload, default = comparison_output(inputs, baseline, threshold, thresholds_file,
                                          fmt.value, plotlyjs.value)
     emit(payload, fmt.value, out, default, force)
@@ -144,30 +163,33 @@ def check(
 ) -> None:
     """Exit 3 when an expected verdict does not hold (a CI regression gate); 0 when all do."""
     from rich.console import Console
-    from rich.table import Table
+    from rich.text import Text
 
     from traceviz.analyze.verdicts import parse_thresholds
-    from traceviz.report import compare_report
+    from traceviz.api import Comparison
+    from traceviz.report.fit import KEEP, Column, fit_table
 
     wanted = [parse_expectation(e) for e in expect]
-    t = parse_thresholds(threshold, thresholds_file)
-    comparison, _ = compare_report.build(compare_report.load_inputs(inputs), baseline, t)
-    got = {(v.mode, v.kind): v for v in comparison.verdicts}
-    modes = sorted({m for m, _ in got})
-    table = Table(title=f"traceviz check (baseline {comparison.baseline})", title_justify="left")
-    for col in ("expectation", "actual", "result", "why"):
-        table.add_column(col, overflow="fold")
+    comparison = Comparison.from_paths(inputs, baseline,
+                                       parse_thresholds(threshold, thresholds_file))
+    modes = sorted({v.mode for v in comparison.result.verdicts})
+    rows = []
     unmet = 0
     for mode, kind, op, status in wanted:
-        v = got.get((mode, kind))
+        v = comparison.verdict(mode, kind)
         if v is None:
             raise UsageError(f"--expect {mode}:{kind}: no such verdict; modes with verdicts: "
                              f"{', '.join(modes) or 'none'}")
         ok = (v.status == status) == (op == "=")
         unmet += not ok
-        table.add_row(f"{mode}:{kind}{op}{status}", v.status,
-                      "[green]ok[/]" if ok else "[bold red]UNMET[/]", v.explanation)
-    Console(stderr=False, width=None if sys.stdout.isatty() else 160).print(table)
+        rows.append((f"{mode}:{kind}{op}{status}", v.status,
+                     Text("ok", style="green") if ok else Text("UNMET", style="bold red"),
+                     v.explanation))
+    console = Console(stderr=False, width=None if sys.stdout.isatty() else 160)
+    console.print(fit_table(
+        [Column("expectation", priority=KEEP), Column("actual", priority=KEEP),
+         Column("result", priority=KEEP), Column("why", priority=KEEP, abbreviate_to=20)],
+        rows, console.width, title=f"traceviz check (baseline {comparison.baseline})"))
     if unmet:
         print(f"traceviz check: {unmet} of {len(wanted)} expectation(s) not met",
               file=sys.stderr)

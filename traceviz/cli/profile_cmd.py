@@ -13,9 +13,8 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
+from traceviz.cli import display
 from traceviz.cli.errors import user_errors
 from traceviz.collect import analysis, manifest, runner
 from traceviz.collect.mode_names import ALL_MODES, ModeListError, parse_modes, skip_reason
@@ -35,37 +34,6 @@ CPU_DEFAULTS = {"warmup": 3, "repeats": 5, "min_repeat_ms": 20.0, "max_iters": 2
 CHECK_STEPS = 5
 
 _MODES_HELP = "'all' or a comma-separated list of: " + ", ".join(ALL_MODES)
-
-
-def _summary_table(modes: dict[str, dict[str, Any]]) -> Table:
-    table = Table(title="traceviz profile")
-    for col in ("mode", "status", "1st call s", "step ms (p10-p90)", "profiled ms (x)",
-                "speed-up (95% CI)", "kernels /step", "launches /step", "graphs /step",
-                "peak MiB"):
-        table.add_column(col, overflow="fold")
-
-    def num(value: Any, fmt: str) -> str:
-        return "-" if value is None else format(value, fmt)
-
-    for mode, e in modes.items():
-        t = e.get("timing") or {}
-        p = e.get("profiled") or {}
-        a = e.get("analysis_summary") or {}
-        step = (f"{t['median_ms']:.4g} ({t['p10_ms']:.4g}-{t['p90_ms']:.4g})"
-                + (" noisy" if t.get("noisy") else "")) if t else "-"
-        prof = (f"{p['step_ms']:.4g} ({p['inflation']:.2f}x)"
-                if p.get("step_ms") is not None and p.get("inflation") else "-")
-        peak = e.get("peak_mem_bytes")
-        pr = e.get("paired") or {}
-        speed = (f"{pr['speedup']:.2f}x ({pr['ci_low']:.2f}-{pr['ci_high']:.2f})"
-                 if pr.get("speedup") is not None else "-")
-        table.add_row(
-            mode, e["status"], num(e.get("first_call_s"), ".2f"), step, prof, speed,
-            num(a.get("kernels_per_step"), ".1f"), num(a.get("launches_per_step"), ".1f"),
-            num(a.get("graph_launches_per_step"), ".1f"),
-            "-" if peak is None else f"{peak / 2**20:.1f}",
-        )
-    return table
 
 
 def _notes(modes: dict[str, dict[str, Any]]) -> list[str]:
@@ -173,31 +141,26 @@ def profile(
     console.print(f"device {device} ({env.get('gpu') or 'CPU'}), torch {env['torch']}, "
                   f"run directory {run_dir}")
     cuda = device == "cuda"
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=console) as progress:
+    with display.mode_progress(console, len(selected)) as progress:
         for mode in selected:
             reason = skip_reason(mode, cuda=cuda, triton=probe["triton_importable"],
                                  has_triton_step=probe["workload"]["has_triton_step"])
             if reason:
                 record["modes"][mode] = manifest.mode_entry(status="skipped", reason=reason)
-                progress.console.print(f"  {mode}: skipped ({reason})")
+                progress.skip(mode, reason)
                 manifest.write_manifest(run_dir, record)
                 continue
-            task = progress.add_task(f"{mode}: starting", total=None)
-
-            def show(phase: str, mode: str = mode, task: Any = task) -> None:
-                progress.update(task, description=f"{mode}: {phase}")
-
+            show = progress.start(mode)
             entry = runner.run_mode(Path(workload).resolve(), mode, run_dir, settings, env, show)
             record["modes"][mode] = manifest.mode_entry(**entry)
-            progress.update(task, description=f"{mode}: {entry['status']}", total=1, completed=1)
+            progress.finish(entry["status"])
             manifest.write_manifest(run_dir, record)
 
     with console.status("analyzing traces…"):
         analysis.add_analysis_summaries(run_dir, record)
         manifest.write_manifest(run_dir, record)
     report, note = write_run_report(run_dir, record)
-    console.print(_summary_table(record["modes"]))
+    console.print(display.profile_summary(record["modes"], console.width))
     for line in _notes(record["modes"]):
         console.print(line, markup=False, highlight=False)
     console.print(note)

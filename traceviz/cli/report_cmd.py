@@ -6,7 +6,6 @@ unless ``-o`` is given.
 
 from __future__ import annotations
 
-import io
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -25,32 +24,36 @@ from traceviz.cli.compare_cmd import (
     ThresholdOpt,
     comparison_output,
     emit,
+    print_fitted_comparison,
 )
 from traceviz.cli.errors import user_errors
 
 if TYPE_CHECKING:
-    from traceviz.analyze.model import Totals
+    from traceviz.api import Analysis
+
+#: Width of the text report when stdout is not a terminal.
+TEXT_WIDTH = 140
 
 
 def _hta_sections(traces: list[Path], fmt: Format, payload: str,
-                  known_totals: dict[Path, Totals]) -> str:
+                  known: dict[Path, Analysis]) -> str:
     """Add the Holistic Trace Analysis section(s) (``--hta``) to a rendered report.
 
     JSON gets key ``hta`` (one trace: the result; a run dir: ``{trace file: result}``); Markdown
     and text get the Markdown section appended; HTML gets the escaped section before ``</main>``.
-    HTA failures are notes inside the section, never a failed report.
+    HTA not installed: :class:`~traceviz.api.HtaMissingError` (the install line, exit 1); HTA's
+    own failures are notes inside the section, never a failed report.
     """
     import json
 
     import traceviz
-    from traceviz.holistic import run_hta
     from traceviz.report.hta_section import hta_html, hta_markdown
 
     results = []
     for path in traces:
         print(f"running HTA on {path.name} …", file=sys.stderr)
-        totals = known_totals.get(path) or traceviz.analyze(traceviz.load(path)).totals
-        results.append((path.name, run_hta(path, totals=totals)))
+        analysis = known.get(path) or traceviz.analyze(path)
+        results.append((path.name, analysis.hta()))
     if fmt is Format.json:
         doc = json.loads(payload)
         doc["hta"] = (results[0][1].to_dict() if len(results) == 1
@@ -63,46 +66,25 @@ def _hta_sections(traces: list[Path], fmt: Format, payload: str,
 
 
 def _trace_payload(trace: Path, fmt: Format, plotlyjs: str, to_terminal: bool,
-                   totals_out: dict[Path, Totals]) -> str | None:
-    """Render one trace; ``None`` when it was printed straight to the terminal (text).
+                   analyses: dict[Path, Analysis]) -> str | None:
+    """Render one trace through the API; ``None`` when it was printed straight to the
+    terminal (text, fitted to its width).
 
-    The trace's totals are left in ``totals_out`` so ``--hta`` need not analyze it again.
+    The trace's analysis is left in ``analyses`` so ``--hta`` need not analyze it again.
     """
     import traceviz
     from traceviz.cli.progress import load_progress
 
     with load_progress(trace) as progress:
-        tr = traceviz.load(trace, progress=progress)
-    analysis = traceviz.analyze(tr)
-    totals_out[trace] = analysis.totals
-    if fmt is Format.text:
+        analysis = traceviz.analyze(trace, progress=progress)
+    analyses[trace] = analysis
+    if fmt is Format.text and to_terminal:
         from rich.console import Console
 
-        from traceviz.report.text import render_text
-
-        if to_terminal:
-            Console(width=None if sys.stdout.isatty() else 140).print(render_text(tr, analysis))
-            return None
-        console = Console(record=True, width=140, file=io.StringIO())
-        console.print(render_text(tr, analysis))
-        return console.export_text()
-    if fmt is Format.json:
-        import msgspec
-
-        from traceviz.report.jsonout import analysis_to_dict
-
-        encoded = msgspec.json.encode(analysis_to_dict(tr, analysis))
-        return msgspec.json.format(encoded, indent=2).decode() + "\n"
-    from traceviz.report.model import build_trace_report
-
-    model = build_trace_report(tr, analysis)
-    if fmt is Format.md:
-        from traceviz.report.markdown import render_markdown
-
-        return render_markdown(model)
-    from traceviz.report.html import render_html
-
-    return render_html(model, plotlyjs)
+        console = Console(width=None if sys.stdout.isatty() else TEXT_WIDTH)
+        console.print(analysis.text_renderable(console.width))
+        return None
+    return analysis.render(fmt.value, plotlyjs)
 
 
 @user_errors
@@ -125,14 +107,23 @@ def report(
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
     from traceviz.report.compare_report import is_run_dir
 
-    totals: dict[Path, Totals] = {}
+    if hta:
+        from traceviz.api import HtaMissingError
+        from traceviz.holistic import hta_available
+
+        if not hta_available():
+            raise HtaMissingError()
+    analyses: dict[Path, Analysis] = {}
     if is_run_dir(target):
+        if fmt is Format.text and out is None and not hta and sys.stdout.isatty():
+            print_fitted_comparison([target], baseline, threshold, thresholds_file)
+            return
         payload, default = comparison_output([target], baseline, threshold, thresholds_file,
                                              fmt.value, plotlyjs.value)
         traces = sorted(target.glob("*.pt.trace.json*"))
     else:
         rendered = _trace_payload(target, fmt, plotlyjs.value,
-                                  to_terminal=out is None and not hta, totals_out=totals)
+                                  to_terminal=out is None and not hta, analyses=analyses)
         if rendered is None:
             return
         payload = rendered
@@ -140,5 +131,5 @@ def report(
         stem = target.name.removesuffix(".gz").removesuffix(".json")
         default = Path(f"{stem}.report.html")
     if hta:
-        payload = _hta_sections(traces, fmt, payload, totals)
+        payload = _hta_sections(traces, fmt, payload, analyses)
     emit(payload, fmt.value, out, default, force)

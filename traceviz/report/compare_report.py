@@ -173,27 +173,39 @@ def comparison_to_dict(comparison: Comparison, report: Report) -> dict[str, Any]
     }
 
 
-def render_text(comparison: Comparison) -> Any:
-    """A rich renderable: the comparison table and the verdicts."""
-    from rich.console import Group
-    from rich.table import Table
+#: Priorities of the comparison table's columns in a narrow terminal (higher stays longer).
+_ROW_PRIORITY = {"mode": 1000, "status": 9, "step ms (p10–p90)": 8, "kernels/step": 7,
+                 "launches/step": 6, "busy ms/step": 5, "cpu-bound": 4, "profiled ms": 3,
+                 "outputs": 2, "first call": 1, "kernels/launch": 1, "inflation": 0,
+                 "peak mem": 0}
 
+
+def render_text(comparison: Comparison, width: int | None = None) -> Any:
+    """A rich renderable: the comparison table, per-mode headlines (when the rows carry a
+    ``headline``) and the verdicts, fitted to ``width`` columns (``None``: every column)."""
+    from rich.console import Group
+    from rich.text import Text
+
+    from traceviz.report.fit import KEEP, Column, fit_table
+    from traceviz.report.headlines import mode_headlines
     from traceviz.report.model import ROW_COLUMNS, row_cells
 
-    rows = Table(title=f"Modes (baseline {comparison.baseline})", title_justify="left")
-    for name, numeric in ROW_COLUMNS:
-        rows.add_column(name, justify="right" if numeric else "left", overflow="fold",
-                        min_width=None if numeric else 9, max_width=None if numeric else 28)
-    for r in comparison.rows:
-        rows.add_row(*row_cells(r))
+    # "kernels/step" → "kernels /step": a narrow column may wrap its header at the slash.
+    columns = [Column(name.replace("/", " /"), numeric, _ROW_PRIORITY.get(name, 0),
+                      None if name == "mode" or numeric else 12)
+               for name, numeric in ROW_COLUMNS]
+    rows = fit_table(columns, [row_cells(r) for r in comparison.rows], width,
+                     title=f"Modes (baseline {comparison.baseline})")
     style = {"WIN": "bold green", "NO_WIN": "bold", "REGRESSION": "bold red",
              "INCONCLUSIVE": "bold yellow"}
-    verdicts = Table(title="Verdicts", title_justify="left")
-    for name in ("mode", "verdict", "status", "why"):
-        verdicts.add_column(name, overflow="fold")
-    for v in comparison.verdicts:
-        verdicts.add_row(v.mode, v.kind, f"[{style[v.status]}]{v.status}[/]", v.explanation)
-    return Group(rows, verdicts)
+    verdicts = fit_table(
+        [Column("mode", priority=KEEP), Column("verdict", priority=KEEP),
+         Column("status", priority=KEEP), Column("why", priority=KEEP, abbreviate_to=20)],
+        [(v.mode, v.kind, Text(v.status, style=style[v.status]), v.explanation)
+         for v in comparison.verdicts], width, title="Verdicts")
+    headlines = mode_headlines(comparison.rows)
+    lines = [Text.assemble((mode, "bold"), ": ", text) for mode, text in headlines.items()]
+    return Group(rows, *lines, verdicts)
 
 
 def render(comparison: Comparison, report: Report, fmt: str, plotlyjs: str = "inline") -> str:
@@ -215,7 +227,7 @@ def render(comparison: Comparison, report: Report, fmt: str, plotlyjs: str = "in
         from rich.console import Console
 
         console = Console(record=True, width=200, file=io.StringIO())
-        console.print(render_text(comparison))
+        console.print(render_text(comparison, width=200))
         return console.export_text()
     raise UsageError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
 from traceviz.analyze.model import Analysis
+from traceviz.report.fit import KEEP, Column, fit_table
 from traceviz.trace import Trace
 
 
@@ -18,43 +21,31 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
 
-def render_text(trace: Trace, a: Analysis) -> Group:
-    """A rich renderable: header, per-step table, totals, health."""
+#: The per-step table's columns; when the terminal is narrow the lowest priorities go first.
+STEP_COLUMNS = (
+    Column("step", priority=KEEP), Column("kernels", True, 8), Column("launches", True, 7),
+    Column("graphs", True, 2), Column("period", True, 9), Column("busy", True, 6),
+    Column("host_wait", True, 5), Column("sync_wait", True, 3), Column("graph_int", True, 1),
+    Column("other", True, 0), Column("cpu_bound", True, 4),
+)
+
+
+def render_text(trace: Trace, a: Analysis, width: int | None = None) -> Group:
+    """A rich renderable: header, per-step table, totals, health. ``width``: fit the per-step
+    table to this many columns (dropping the least important ones; ``None``: all columns)."""
     m = trace.meta
     devices = ", ".join(sorted({d.name for d in m.devices})) or "no device properties"
     head = Text.assemble(
-        (m.path, "bold"),
+        (Path(m.path).name, "bold"),
         f"  ({m.events:,} events, {len(a.steps)} steps, {devices})\n",
     )
-    steps = Table(title="Per step (µs)", title_justify="left", header_style="bold")
-    for col in (
-        "step",
-        "kernels",
-        "launches",
-        "graphs",
-        "period",
-        "busy",
-        "host_wait",
-        "sync_wait",
-        "graph_int",
-        "other",
-        "cpu_bound",
-    ):
-        steps.add_column(col, justify="left" if col == "step" else "right")
-    for s in a.steps:
-        steps.add_row(
-            s.name,
-            str(s.kernels),
-            str(s.launches),
-            str(s.graph_launches),
-            _us(s.period_ns),
-            _us(s.gpu_busy_ns),
-            _us(s.host_wait_ns),
-            _us(s.sync_wait_ns),
-            _us(s.graph_internal_ns),
-            _us(s.other_idle_ns),
-            _pct(s.cpu_bound_share),
-        )
+    rows = [
+        (s.name, str(s.kernels), str(s.launches), str(s.graph_launches), _us(s.period_ns),
+         _us(s.gpu_busy_ns), _us(s.host_wait_ns), _us(s.sync_wait_ns),
+         _us(s.graph_internal_ns), _us(s.other_idle_ns), _pct(s.cpu_bound_share))
+        for s in a.steps
+    ]
+    steps = fit_table(STEP_COLUMNS, rows, width, title="Per step (µs)", header_style="bold")
     t, p = a.totals, a.per_step
     summary = Table(
         title="Per step (median over steps with GPU work)", title_justify="left", show_header=False

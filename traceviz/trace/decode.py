@@ -26,6 +26,7 @@ from traceviz.vocab import (
     CATEGORY_BY_NAME,
     CPU_CATEGORIES,
     GPU_ACTIVITY_CATEGORIES,
+    OVERLAY_CATEGORY,
     RUNTIME_CATEGORIES,
     Category,
 )
@@ -216,10 +217,16 @@ def _factorize(values: list[str]) -> tuple[np.ndarray, list[str]]:
 def columns_from_events(events: list[_Event]) -> ColumnChunk:
     """Keep the timed events traceviz uses (and metadata rows); turn them into columns.
 
+    Events of :data:`~traceviz.vocab.OVERLAY_CATEGORY` (``traceviz export``'s overlay) are
+    dropped first: they count nowhere, not even in ``n_events``.
+
     Every step is a bulk pass (list comprehension or numpy), never per-event Python logic.
     """
     ph_codes, ph_values = _factorize([e.ph for e in events])
     cat_codes, cat_values = _factorize([e.cat for e in events])
+    if OVERLAY_CATEGORY in cat_values:  # traceviz export's overlay: skipped as if absent
+        own = cat_values.index(OVERLAY_CATEGORY)
+        return columns_from_events([events[i] for i in np.flatnonzero(cat_codes != own)])
     cat_lut = np.array([_category(c) for c in cat_values] or [0], dtype=np.int8)
     cat = cat_lut[cat_codes] if len(events) else np.zeros(0, np.int8)
     is_x = ph_codes == (ph_values.index("X") if "X" in ph_values else -1)

@@ -1,0 +1,13 @@
+"""The documented Python API (``docs/api.md``): analyze a trace, load a run, compare.
+
+``traceviz.analyze(path) -> Analysis`` (DataFrames, summary, reports, Perfetto overlay),
+``traceviz.load_run(run_dir) -> Run`` and ``traceviz.compare(baseline, *others) ->
+Comparison``. Importing it loads numpy and pandas only; plotly, HTA and the renderers load
+inside the methods that need them.
+"""
+
+from traceviz.api.analysis import Analysis, HtaMissingError, Summary, analyze
+from traceviz.api.comparison import Comparison, Run, compare, load_run
+
+__all__ = ["Analysis", "Comparison", "HtaMissingError", "Run", "Summary", "analyze", "compare",
+           "load_run"]

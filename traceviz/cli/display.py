@@ -1,0 +1,137 @@
+"""What ``traceviz profile`` shows on the terminal: a progress display over the modes, then a
+summary table that fits the terminal and the per-mode headlines.
+
+Progress: one line per mode (its current phase as the child reports it — loading, reference,
+compiling / capturing, checking, timing, tracing — then its status and elapsed time) under an
+overall line with modes done / total, elapsed time and an ETA (rich's estimate from the modes
+finished so far; unknown until the first one ends).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console, Group
+from rich.progress import (
+    Progress,
+    ProgressColumn,
+    SpinnerColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+from traceviz.report.fit import KEEP, Column, fit_table
+from traceviz.report.headlines import manifest_headlines
+
+#: The summary table's columns; the lowest priorities are dropped first on a narrow terminal.
+SUMMARY_COLUMNS = (
+    Column("mode", priority=KEEP),
+    Column("status", priority=9, abbreviate_to=8),
+    Column("1st call s", True, 3),
+    Column("step ms (p10-p90)", True, 8),
+    Column("profiled ms (x)", True, 4),
+    Column("speed-up (95% CI)", True, 10),
+    Column("kernels /step", True, 7),
+    Column("launches /step", True, 6),
+    Column("graphs /step", True, 2),
+    Column("peak MiB", True, 1),
+)
+
+
+class _OverallColumn(ProgressColumn):
+    """Modes done / total and the ETA, on the overall line only (blank on mode lines)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._remaining = TimeRemainingColumn()
+
+    def render(self, task: Task) -> Text:
+        if not task.fields.get("overall"):
+            return Text("")
+        eta = self._remaining.render(task).plain
+        return Text(f"{int(task.completed)}/{int(task.total or 0)} ETA {eta}")
+
+
+class ModeProgress:
+    """The live display: call :meth:`start` for each mode (it returns the ``on_phase``
+    callback), then :meth:`finish` or :meth:`skip`."""
+
+    def __init__(self, progress: Progress, total: int) -> None:
+        self._progress = progress
+        self._overall = progress.add_task("modes", total=total, mode="all modes", phase="",
+                                          overall=True)
+        self._task: Any = None
+
+    def start(self, mode: str) -> Callable[[str], None]:
+        task = self._progress.add_task(mode, total=None, mode=mode, phase="starting")
+        self._task = task
+
+        def on_phase(phase: str) -> None:
+            self._progress.update(task, phase=phase)
+            self._progress.refresh()
+
+        return on_phase
+
+    def finish(self, status: str) -> None:
+        self._progress.update(self._task, phase=status, total=1, completed=1)
+        self._progress.advance(self._overall)
+
+    def skip(self, mode: str, reason: str) -> None:
+        self._progress.console.print(Text(f"  {mode}: skipped ({reason})"))
+        self._progress.advance(self._overall)
+
+
+@contextmanager
+def mode_progress(console: Console, total: int) -> Iterator[ModeProgress]:
+    """A rich live display over ``total`` modes on ``console``."""
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.fields[mode]}", style="bold", markup=False),
+        TextColumn("{task.fields[phase]}", markup=False),
+        TimeElapsedColumn(),
+        _OverallColumn(),
+        console=console,
+    ) as progress:
+        yield ModeProgress(progress, total)
+
+
+def _num(value: Any, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def summary_rows(modes: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, ...]]:
+    """The summary table's cells from the manifest's mode entries."""
+    rows = []
+    for mode, e in modes.items():
+        t = e.get("timing") or {}
+        p = e.get("profiled") or {}
+        a = e.get("analysis_summary") or {}
+        step = (f"{t['median_ms']:.4g} ({t['p10_ms']:.4g}-{t['p90_ms']:.4g})"
+                + (" noisy" if t.get("noisy") else "")) if t else "-"
+        prof = (f"{p['step_ms']:.4g} ({p['inflation']:.2f}x)"
+                if p.get("step_ms") is not None and p.get("inflation") else "-")
+        peak = e.get("peak_mem_bytes")
+        pr = e.get("paired") or {}
+        speed = (f"{pr['speedup']:.2f}x ({pr['ci_low']:.2f}-{pr['ci_high']:.2f})"
+                 if pr.get("speedup") is not None else "-")
+        rows.append((
+            mode, str(e["status"]), _num(e.get("first_call_s"), ".2f"), step, prof, speed,
+            _num(a.get("kernels_per_step"), ".1f"), _num(a.get("launches_per_step"), ".1f"),
+            _num(a.get("graph_launches_per_step"), ".1f"),
+            "-" if peak is None else f"{peak / 2**20:.1f}",
+        ))
+    return rows
+
+
+def profile_summary(modes: Mapping[str, Mapping[str, Any]], width: int | None) -> Group:
+    """The summary table fitted to ``width`` and one line per mode headline (when the modes
+    carry one: :func:`~traceviz.report.headlines.manifest_headlines`)."""
+    table = fit_table(SUMMARY_COLUMNS, summary_rows(modes), width, title="traceviz profile")
+    lines = [Text.assemble((mode, "bold"), ": ", text)
+             for mode, text in manifest_headlines(modes).items()]
+    return Group(table, *lines)

@@ -1,0 +1,48 @@
+"""``traceviz export TRACE -o OUT.json.gz``: the trace plus traceviz's analysis as timeline
+tracks, for ui.perfetto.dev or chrome://tracing (see :mod:`traceviz.export.perfetto`)."""
+
+from __future__ import annotations
+
+import enum
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from traceviz.cli.errors import user_errors
+
+
+class ExportFormat(str, enum.Enum):
+    perfetto = "perfetto"
+
+
+@user_errors
+def export(
+    trace: Annotated[Path, typer.Argument(help="A trace file (.json or .json.gz).")],
+    out: Annotated[
+        Path | None,
+        typer.Option("-o", "--out", help="Output file; gzip-compressed when it ends in .gz "
+                     "(default: TRACE's name with .traceviz.json.gz, next to it)."),
+    ] = None,
+    fmt: Annotated[
+        ExportFormat, typer.Option("--format", "-f", help="Output format (Chrome trace-event "
+                                   "JSON that Perfetto and chrome://tracing open).")
+    ] = ExportFormat.perfetto,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")]
+    = False,
+) -> None:
+    """Write TRACE plus overlay tracks (idle gaps by class, step periods, graph replays) in a
+    `traceviz` process, to open in Perfetto or chrome://tracing."""
+    import traceviz
+    from traceviz.cli.progress import load_progress
+    from traceviz.export.perfetto import default_output
+
+    target = out or default_output(trace)
+    with load_progress(trace) as progress:
+        analysis = traceviz.analyze(trace, progress=progress)
+    result = analysis.export_perfetto(target, force=force)
+    print(f"wrote {result.path}: the trace plus {result.gap_slices:,} gap, "
+          f"{result.step_slices:,} step and {result.replay_slices:,} graph-replay slices in "
+          f"process 'traceviz' (pid {result.pid}); open it in https://ui.perfetto.dev or "
+          "chrome://tracing", file=sys.stderr)

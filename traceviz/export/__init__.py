@@ -1,0 +1,1 @@
+"""Exports of the analysis into other tools' formats (``traceviz export``)."""
