@@ -128,14 +128,43 @@ def _warnings(inputs: Inputs) -> list[str]:
     return out
 
 
+def _resolved(path: str) -> Path | None:
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
+def resolve_baseline(baseline: str | None, modes: list[ModeInput]) -> str | None:
+    """The mode named by ``--baseline``: a mode name, a trace path (exact or resolving to the
+    same file), or a trace's file name as typed (``eager.json.gz``). ``None`` stays ``None``."""
+    names = [i.mode for i in modes]
+    if baseline is None or baseline in names:
+        return baseline
+    traced = [i for i in modes if i.trace_path]
+    found = [i.mode for i in traced if i.trace_path == baseline]
+    if not found:
+        want = _resolved(baseline)
+        found = [i.mode for i in traced
+                 if want is not None and _resolved(i.trace_path or "") == want]
+    if not found:
+        found = [i.mode for i in traced if Path(i.trace_path or "").name == baseline]
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        raise UsageError(f"--baseline {baseline!r} matches several inputs ({', '.join(found)}); "
+                         "pass its path or mode name")
+    raise UsageError(f"--baseline {baseline!r} is not one of: {', '.join(names)} (a mode name, "
+                     "a trace path or a trace's file name)")
+
+
 def build(
     inputs: Inputs, baseline: str | None = None, thresholds: Thresholds | None = None
 ) -> tuple[Comparison, Report]:
-    """Compare the inputs and build the report model."""
+    """Compare the inputs and build the report model (``baseline``: see
+    :func:`resolve_baseline`)."""
     names = [i.mode for i in inputs.modes]
-    if baseline is not None and baseline not in names:
-        raise UsageError(f"--baseline {baseline!r} is not one of: {', '.join(names)}")
-    comparison = compare(inputs.modes, baseline, thresholds)
+    comparison = compare(inputs.modes, resolve_baseline(baseline, inputs.modes), thresholds)
     wl = (inputs.manifest or {}).get("workload") or {}
     if wl.get("name"):
         subject = str(wl["name"])
