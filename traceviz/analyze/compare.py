@@ -404,7 +404,8 @@ def compare(
             )
             verdicts.extend(
                 Verdict(inp.mode, kind, INCONCLUSIVE,
-                        {"baseline": baseline, "context": list(context)}, {},
+                        {"baseline": baseline, "evidence_source": ev.source,
+                         "context": list(context)}, {},
                         why + (f"; context: {'; '.join(context)}" if context else ""))
                 for kind in KINDS if kind != "speed"
             )

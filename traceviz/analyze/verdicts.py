@@ -215,6 +215,7 @@ def fusion_verdict(
             "gpu_bound_busy_share": t.gpu_bound_busy_share}
     evidence: dict[str, Any] = {
         "baseline": base.mode,
+        "evidence_source": speed.evidence.get("evidence_source"),
         "kernels_per_step": [base.kernels, mode.kernels],
         "kernel_drop": k_drop,
         "gpu_busy_us_per_step": [base.gpu_busy_ns / 1000, mode.gpu_busy_ns / 1000],

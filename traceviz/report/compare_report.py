@@ -195,6 +195,7 @@ def comparison_to_dict(comparison: Comparison, report: Report) -> dict[str, Any]
              "parts_us": {k.removesuffix("_ns"): v / 1000 for k, v in w.parts.items()}}
             for w in comparison.waterfalls
         ],
+        "headline": {h.mode: h.as_dict() for h in comparison.headlines},
         "verdicts": [v.as_dict() for v in comparison.verdicts],
         "thresholds": comparison.thresholds.as_dict(),
         "notes": list(comparison.notes),
@@ -205,9 +206,10 @@ def comparison_to_dict(comparison: Comparison, report: Report) -> dict[str, Any]
 def render_text(comparison: Comparison) -> Any:
     """A rich renderable: the comparison table and the verdicts."""
     from rich.console import Group
+    from rich.markup import escape
     from rich.table import Table
 
-    from traceviz.report.model import ROW_COLUMNS, row_cells
+    from traceviz.report.model import ROW_COLUMNS, row_cells, speedup_cell
 
     rows = Table(title=f"Modes (baseline {comparison.baseline})", title_justify="left")
     for name, numeric in ROW_COLUMNS:
@@ -217,12 +219,21 @@ def render_text(comparison: Comparison) -> Any:
         rows.add_row(*row_cells(r))
     style = {"WIN": "bold green", "NO_WIN": "bold", "REGRESSION": "bold red",
              "INCONCLUSIVE": "bold yellow"}
+    heads = Table(title=f"Headline (baseline {comparison.baseline})", title_justify="left")
+    for name in ("mode", "speed", "speed-up", "headline"):
+        heads.add_column(name, overflow="fold")
+    for h in comparison.headlines:
+        heads.add_row(escape(h.mode), f"[{style[h.speed_status]}]{h.speed_status}[/]",
+                      speedup_cell(h), escape(h.text))
+    by_mode = {h.mode: h for h in comparison.headlines}
     verdicts = Table(title="Verdicts", title_justify="left")
-    for name in ("mode", "verdict", "status", "why"):
+    for name in ("mode", "verdict", "status", "speed-up", "evidence", "why"):
         verdicts.add_column(name, overflow="fold")
     for v in comparison.verdicts:
-        verdicts.add_row(v.mode, v.kind, f"[{style[v.status]}]{v.status}[/]", v.explanation)
-    return Group(rows, verdicts)
+        verdicts.add_row(escape(v.mode), v.kind, f"[{style[v.status]}]{v.status}[/]",
+                         speedup_cell(by_mode.get(v.mode)),
+                         str(v.evidence.get("evidence_source") or "–"), escape(v.explanation))
+    return Group(heads, rows, verdicts)
 
 
 def render(comparison: Comparison, report: Report, fmt: str, plotlyjs: str = "inline") -> str:
