@@ -184,6 +184,12 @@ def test_more_gpu_work_without_fusion_is_a_fusion_regression(tmp_path: Path) -> 
         "compile", "fusion"]
     assert fusion.status == "REGRESSION"
     assert "kernel count not lower" in fusion.explanation
+    # Inside a step that the stopwatch calls faster, more GPU work is a cost, not a regression.
+    faster = dataclasses.replace(heavier, paired=paired(1.5, 1.4, 1.6))
+    fusion = verdicts(write_run_dir(tmp_path / "b", {"eager": EAGER, "compile": faster}))[
+        "compile", "fusion"]
+    assert fusion.status == "NO_WIN"
+    assert "but the step is faster overall (speed WIN: 1.50× faster" in fusion.explanation
 
 
 def test_fused_but_not_faster_is_no_fusion_win(tmp_path: Path) -> None:

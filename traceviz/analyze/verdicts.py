@@ -6,7 +6,8 @@ Three kinds of verdict per non-baseline mode (rules in ``docs/comparison.md``):
             CI, else unpaired medians, else the profiled period).
 ``fusion``  kernels/step fell, GPU busy/step fell by more than its step-to-step spread, outputs
             match, and the step did not get slower (speed not NO_WIN / REGRESSION, profiled
-            period lower).
+            period lower). REGRESSION: GPU busy rose beyond its spread without fewer kernels,
+            and the step is not faster (speed not WIN).
 ``launch``  speed WIN and at least ``launch_min_wait_share`` of the profiled period saved is
             Δhost_wait + Δsync_wait (launch overhead removed); for plain traces the profiled
             period must also fall more than ``max_profiler_inflation``-fold.
@@ -247,8 +248,11 @@ def fusion_verdict(
         extra = ["kernel count not lower, so nothing was fused"]
         if mode.input_copies > 0:
             extra.append(_copies(mode))
-        return verdict(REGRESSION, f"GPU busy time per step rose beyond its spread "
-                       f"({'; '.join(extra)}): {facts}")
+        text = f"GPU busy time per step rose beyond its spread ({'; '.join(extra)})"
+        if speed.status == WIN:  # a cost paid inside a faster step is not a regression
+            return verdict(NO_WIN, f"{text}, but the step is faster overall "
+                           f"({_speed_text(speed)}): {facts}")
+        return verdict(REGRESSION, f"{text}: {facts}")
     if fused and busy_fell:
         if speed.status in (NO_WIN, REGRESSION):
             return verdict(NO_WIN, f"fused {base.kernels:,g} → {mode.kernels:,g} kernels and GPU "
