@@ -84,6 +84,14 @@ def test_paired_timing_decides_speed_and_is_printed_with_its_ci(tmp_path: Path) 
     assert speed.explanation.startswith("1.08× faster (95 % CI 1.05–1.11, 23 pairs)")
 
 
+def test_pairing_cut_short_by_its_budget_says_so(tmp_path: Path) -> None:
+    block = {**paired(1.1, 0.95, 1.3, pairs=15), "stopped": "budget"}
+    speed = verdicts(paired_run(tmp_path, COMPILED, block))["compile", "speed"]
+    assert speed.status == "INCONCLUSIVE"
+    assert speed.evidence["stopped"] == "budget"
+    assert "pairing stopped at its time budget before the CI narrowed" in speed.explanation
+
+
 def test_significant_but_tiny_change_is_no_win_and_says_so(tmp_path: Path) -> None:
     speed = verdicts(paired_run(tmp_path, COMPILED, paired(1.015, 1.01, 1.02)))[
         "compile", "speed"]

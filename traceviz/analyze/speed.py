@@ -232,6 +232,9 @@ def speed_verdict(
     if ev.source == TRACE:
         used["max_profiler_inflation"] = t.max_profiler_inflation
     text = f"{outcome}: {why}"
+    if ev.stopped in ("budget", "max_pairs"):
+        limit = "time budget" if ev.stopped == "budget" else "pair limit"
+        text += f"; pairing stopped at its {limit} before the CI narrowed to its target"
     if ev.note:
         text += f"; {ev.note}"
     if context:
