@@ -84,6 +84,22 @@ def test_paired_timing_decides_speed_and_is_printed_with_its_ci(tmp_path: Path) 
     assert speed.explanation.startswith("1.08× faster (95 % CI 1.05–1.11, 23 pairs)")
 
 
+def test_paired_block_without_its_summary_is_estimated_from_the_block_times(
+    tmp_path: Path,
+) -> None:
+    from traceviz.analyze.stats import paired_speedup
+
+    base = [1.0, 1.1, 0.9, 1.05, 0.95] * 4
+    mode = [0.5, 0.6, 0.45, 0.5, 0.5] * 4
+    block = {"baseline": "eager", "baseline_block_ms": base, "mode_block_ms": mode}
+    speed = verdicts(paired_run(tmp_path, COMPILED, block))["compile", "speed"]
+    est = paired_speedup(base, mode)
+    assert speed.evidence["evidence_source"] == "paired"
+    assert (speed.evidence["speedup"], speed.evidence["ci_low"], speed.evidence["ci_high"]) == (
+        est.speedup, est.ci_low, est.ci_high)
+    assert speed.evidence["pairs"] == 20 and speed.status == "WIN"
+
+
 def test_pairing_cut_short_by_its_budget_says_so(tmp_path: Path) -> None:
     block = {**paired(1.1, 0.95, 1.3, pairs=15), "stopped": "budget"}
     speed = verdicts(paired_run(tmp_path, COMPILED, block))["compile", "speed"]
