@@ -222,6 +222,21 @@ def test_fused_but_not_faster_is_no_fusion_win(tmp_path: Path) -> None:
     assert "but the step did not get faster (speed NO_WIN" in v["compile", "fusion"].explanation
 
 
+def test_fusion_needs_a_shorter_profiled_period_only_without_a_stopwatch_win(
+    tmp_path: Path,
+) -> None:
+    # Fewer kernels and less GPU busy, but launched slowly: the profiled period rises.
+    slow = dataclasses.replace(COMPILED, launch_every_ns=100_000)
+    won = verdicts(write_run_dir(tmp_path / "a", {"eager": EAGER, "compile": slow}))
+    assert won["compile", "speed"].status == "WIN"  # unpaired 0.50 → 0.25 ms
+    assert won["compile", "fusion"].status == "WIN"
+    unsure = verdicts(paired_run(tmp_path / "b", slow, paired(1.05, 0.9, 1.2)))
+    assert unsure["compile", "speed"].status == "INCONCLUSIVE"
+    fusion = unsure["compile", "fusion"]
+    assert fusion.status == "NO_WIN"
+    assert "but the profiled period did not fall (320.0 → 520.0 µs)" in fusion.explanation
+
+
 def plain(run: Path, *modes: str, **kw: Any) -> dict[tuple[str, str], Any]:
     loaded = load_traces([run / f"{m}.pt.trace.json.gz" for m in modes])
     return {(x.mode, x.kind): x for x in compare(loaded.modes, **kw).verdicts}

@@ -5,9 +5,9 @@ Three kinds of verdict per non-baseline mode (rules in ``docs/comparison.md``):
 ``speed``   the outcome on the stopwatch (:mod:`traceviz.analyze.speed`: paired timing with a
             CI, else unpaired medians, else the profiled period).
 ``fusion``  kernels/step fell, GPU busy/step fell by more than its step-to-step spread, outputs
-            match, and the step did not get slower (speed not NO_WIN / REGRESSION, profiled
-            period lower). REGRESSION: GPU busy rose beyond its spread without fewer kernels,
-            and the step is not faster (speed not WIN).
+            match, and the step did not get slower (speed not NO_WIN / REGRESSION; unless speed
+            is WIN, the median profiled period must be lower). REGRESSION: GPU busy rose beyond
+            its spread without fewer kernels, and the step is not faster (speed not WIN).
 ``launch``  speed WIN and at least ``launch_min_wait_share`` of the profiled period saved is
             Δhost_wait + Δsync_wait (launch overhead removed); for plain traces the profiled
             period must also fall more than ``max_profiler_inflation``-fold.
@@ -258,7 +258,7 @@ def fusion_verdict(
             return verdict(NO_WIN, f"fused {base.kernels:,g} → {mode.kernels:,g} kernels and GPU "
                            f"busy fell, but the step did not get faster ({_speed_text(speed)}) "
                            f"({facts})")
-        if mode.period_ns >= base.period_ns:
+        if speed.status != WIN and mode.period_ns >= base.period_ns:  # stopwatch silent
             return verdict(NO_WIN, f"fused {base.kernels:,g} → {mode.kernels:,g} kernels and GPU "
                            "busy fell, but the profiled period did not fall "
                            f"({base.period_ns / 1000:,.1f} → {mode.period_ns / 1000:,.1f} µs) "
