@@ -248,6 +248,9 @@ def fusion_verdict(
         extra = ["kernel count not lower, so nothing was fused"]
         if mode.input_copies > 0:
             extra.append(_copies(mode))
+        copies = (mode.activities - mode.kernels) - (base.activities - base.kernels)
+        if copies > 0 and mode.input_copies <= 0:
+            extra.append(f"{copies:g} more memcpy/memset activities per step than the baseline")
         text = f"GPU busy time per step rose beyond its spread ({'; '.join(extra)})"
         if speed.status == WIN:  # a cost paid inside a faster step is not a regression
             return verdict(NO_WIN, f"{text}, but the step is faster overall "
@@ -279,6 +282,9 @@ def fusion_verdict(
                else f"kernel count rose {-k_drop * 100:.1f}%")
     if mode.input_copies > 0:
         why += "; " + _copies(mode)
+    extra = (mode.activities - mode.kernels) - (base.activities - base.kernels)
+    if extra > 0 and mode.input_copies <= 0:
+        why += f"; {extra:g} more memcpy/memset activities per step than the baseline"
     bound = _gpu_bound(mode, t)
     if bound:
         why = f"{bound}; {why}"
