@@ -113,6 +113,10 @@ def test_significant_but_tiny_change_is_no_win_and_says_so(tmp_path: Path) -> No
         "compile", "speed"]
     assert speed.status == "NO_WIN"
     assert "statistically different from 1 but within ±3 %" in speed.explanation
+    launch = verdicts(tmp_path)["compile", "launch"]
+    assert launch.status == "NO_WIN"
+    assert "host wait fell 79% under the profiler, which the stopwatch does not confirm" in (
+        launch.explanation)
 
 
 def test_paired_regression_is_a_speed_regression(tmp_path: Path) -> None:

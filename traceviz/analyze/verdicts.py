@@ -402,6 +402,9 @@ def _no_launch_win_why(
             f"{mode.cpu_ns / 1000:,.1f} µs vs GPU busy {mode.gpu_busy_ns / 1000:,.1f} µs, so the "
             "GPU waits for Python / dispatch between launches rather than for the launches"
         )
+    if not parts and h_drop is not None and h_drop >= 0.1:
+        parts.append(f"host wait fell {h_drop * 100:.0f}% under the profiler, which the "
+                     "stopwatch does not confirm as a speed-up")
     return "; ".join(parts) if parts else "launch overhead did not clearly fall"
 
 
