@@ -29,6 +29,7 @@ class ModeSpec:
     status: str = "ok"
     reason: str | None = None
     compile: dict[str, Any] | None = None
+    paired: dict[str, Any] | None = None  # the schema-2 ``paired`` block (see :func:`paired`)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -76,7 +77,21 @@ def _entry(mode: str, spec: ModeSpec) -> dict[str, Any]:
                                                           "max_abs_err": 0.0},
         "compile": spec.compile,
         "peak_mem_bytes": 64 * 2**20 if ran else None,
+        **({"paired": spec.paired} if spec.paired is not None else {}),
         **spec.extra,
+    }
+
+
+def paired(speedup: float, ci_low: float, ci_high: float, pairs: int = 23,
+           baseline: str = "eager") -> dict[str, Any]:
+    """A schema-2 ``paired`` block with the given estimate (block times consistent with it)."""
+    return {
+        "baseline": baseline, "order": "ABBA", "pairs": pairs,
+        "baseline_block_ms": [1.0] * pairs, "mode_block_ms": [1.0 / speedup] * pairs,
+        "iters_baseline": 40, "iters_mode": 100,
+        "speedup": speedup, "ci_low": ci_low, "ci_high": ci_high, "level": 0.95,
+        "resamples": 2000, "seed": 0, "half_width": (ci_high - ci_low) / 2 / speedup,
+        "stopped": "converged", "budget_s": 30.0, "elapsed_s": 12.3,
     }
 
 
@@ -87,7 +102,7 @@ def write_run_dir(root: Path, modes: dict[str, ModeSpec], name: str = "synthetic
         if spec.status == "ok":
             mode_trace(spec).write(root / f"{mode}.pt.trace.json.gz", gzipped=True)
     manifest = {
-        "schema": 1,
+        "schema": 2 if any(s.paired is not None for s in modes.values()) else 1,
         "workload": {"path": f"workloads/{name}.py", "name": name,
                      "description": "hand-built test workload"},
         "environment": {"gpu": "Test GPU", "torch": "2.9.0"},

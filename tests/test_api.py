@@ -170,17 +170,15 @@ def test_load_run_reads_the_manifest_and_compares_its_modes() -> None:
     assert "traceviz run elementwise" in page and "max-autotune-no-cudagraphs" in page
 
 
-def test_headline_hook_shows_rows_that_carry_a_headline() -> None:
-    from types import SimpleNamespace
+def test_headlines_come_from_the_comparison_and_the_manifest() -> None:
+    from traceviz.report.headlines import manifest_headlines
 
-    from traceviz.report.headlines import manifest_headlines, mode_headlines
-
-    rows = [SimpleNamespace(mode="eager"), SimpleNamespace(mode="compile", headline="19 → 1"),
-            SimpleNamespace(mode="triton", headline="")]
-    assert mode_headlines(rows) == {"compile": "19 → 1"}
     assert manifest_headlines({"a": {"analysis_summary": {"headline": "x"}}, "b": {}}) == {
         "a": "x"}
-    assert traceviz.compare(EAGER, COMPILE).headlines() == {}  # rows carry none yet
+    assert manifest_headlines({"a": {"headline": "y"}}) == {"a": "y"}
+    headlines = traceviz.compare(EAGER, COMPILE).headlines()
+    assert list(headlines) == ["elementwise_compile"]
+    assert "(profiled)" in headlines["elementwise_compile"]
 
 
 def test_notebook_html_shows_summary_verdicts_and_a_figure() -> None:

@@ -92,7 +92,14 @@ def test_comparison_report_shows_the_expected_verdicts(browser: Any, tmp_path: P
         "#tbl-verdicts tbody tr",
         "rows => rows.map(r => Array.from(r.cells).slice(0, 3).map(c => c.innerText.trim()))")
     assert rows == [
-        ["compile", "fusion", "WIN"], ["compile", "launch", "WIN"],
-        ["cudagraph", "fusion", "WIN"], ["cudagraph", "launch", "WIN"],
-        ["broken", "fusion", "INCONCLUSIVE"], ["broken", "launch", "INCONCLUSIVE"],
+        ["compile", "speed", "WIN"], ["compile", "fusion", "WIN"], ["compile", "launch", "WIN"],
+        ["cudagraph", "speed", "WIN"], ["cudagraph", "fusion", "WIN"],
+        ["cudagraph", "launch", "WIN"],
+        ["broken", "speed", "INCONCLUSIVE"], ["broken", "fusion", "INCONCLUSIVE"],
+        ["broken", "launch", "INCONCLUSIVE"],
     ]
+    # The headline section comes first, one line per mode, leading with the outcome.
+    assert page.eval_on_selector("main section", "s => s.id") == "headline"
+    heads = page.eval_on_selector_all(
+        "#tbl-headlines tbody tr", "rows => rows.map(r => r.cells[3].innerText.trim())")
+    assert len(heads) == 3 and heads[0].startswith("2.00× faster by unpaired medians")

@@ -42,16 +42,18 @@ def test_compare_traces_refuses_to_overwrite_without_force(run_dir: Path, tmp_pa
 
 
 def test_compare_threshold_option_reaches_the_verdicts(run_dir: Path) -> None:
-    r = traceviz("compare", str(run_dir), "-f", "json", "-t", "launch_min_launch_drop=0.99")
+    r = traceviz("compare", str(run_dir), "-f", "json", "-t", "launch_min_wait_share=0.99")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     launch = next(v for v in doc["verdicts"] if (v["mode"], v["kind"]) == ("compile", "launch"))
-    assert launch["status"] == "NO_WIN" and launch["thresholds"]["launch_min_launch_drop"] == 0.99
+    assert launch["status"] == "NO_WIN" and launch["thresholds"]["launch_min_wait_share"] == 0.99
+    assert "host + sync wait explain only 66% of the period saved" in launch["explanation"]
 
 
 def test_check_passes_when_expectations_hold(run_dir: Path) -> None:
     r = traceviz("check", str(run_dir), "--expect", "compile:fusion=WIN",
-                 "--expect", "cudagraph:launch=WIN", "-e", "broken:launch!=WIN")
+                 "--expect", "cudagraph:launch=WIN", "-e", "broken:launch!=WIN",
+                 "-e", "compile:speed=WIN")
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -62,7 +64,7 @@ def test_check_exits_nonzero_on_an_unmet_expectation(run_dir: Path) -> None:
     assert "UNMET" in r.stdout and "1 of 2 expectation(s) not met" in r.stderr
 
 
-@pytest.mark.parametrize("expect", ["compile-fusion-WIN", "compile:speed=WIN",
+@pytest.mark.parametrize("expect", ["compile-fusion-WIN", "compile:speedup=WIN",
                                     "compile:fusion=GREAT", "nosuchmode:fusion=WIN"])
 def test_check_rejects_malformed_or_unknown_expectations(run_dir: Path, expect: str) -> None:
     r = traceviz("check", str(run_dir), "--expect", expect)
@@ -73,7 +75,9 @@ def test_write_run_report_puts_the_comparison_in_the_run_dir(tmp_path: Path) -> 
     from traceviz.report.compare_report import write_run_report
 
     run = standard_run(tmp_path)
-    out = write_run_report(run, plotlyjs="cdn")
+    out, comparison = write_run_report(run, plotlyjs="cdn")
+    assert {h.mode for h in comparison.headlines} == set(comparison.rows[i].mode
+                                                         for i in range(1, len(comparison.rows)))
     assert out == run / "report.html"
     page = out.read_text()
     assert "traceviz comparison: synthetic" in page and 'id="tbl-verdicts"' in page

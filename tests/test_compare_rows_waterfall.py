@@ -61,8 +61,12 @@ def test_mode_that_did_not_run_gets_inconclusive_verdicts_and_no_waterfall(run_d
     comparison = compare(load_run_dir(run_dir).modes)
     assert "broken" not in {w.mode for w in comparison.waterfalls}
     broken = [v for v in comparison.verdicts if v.mode == "broken"]
-    assert [v.status for v in broken] == ["INCONCLUSIVE", "INCONCLUSIVE"]
+    assert [(v.kind, v.status) for v in broken] == [
+        ("speed", "INCONCLUSIVE"), ("fusion", "INCONCLUSIVE"), ("launch", "INCONCLUSIVE")]
     assert all("out of memory" in v.explanation for v in broken)
+    headline = comparison.headline("broken")
+    assert headline is not None
+    assert headline.text == "not measured: failed: RuntimeError: CUDA out of memory"
 
 
 def test_plain_traces_are_named_after_their_files(run_dir: Path) -> None:

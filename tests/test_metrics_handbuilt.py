@@ -199,7 +199,7 @@ def test_compile_structure_counts_breaks_recompiles_lookup_and_input_copies(
     b.cpu_op("## Call CompiledFxGraph fabc ##", 130_000, 50_000, cat="user_annotation")
     b.kernel(launch_ts=131_000, ts=140_000, dur=1_000,
              name="void at::native::elementwise_kernel<direct_copy_kernel_cuda>")
-    b.kernel(launch_ts=132_000, ts=142_000, dur=1_000, name="Memcpy DtoD (Device -> Device)")
+    b.kernel(launch_ts=132_000, ts=142_000, dur=1_500, name="Memcpy DtoD (Device -> Device)")
     corr = b.launch(140_000, 5_000, name="cudaGraphLaunch")
     b.gpu(corr, 150_000, 5_000, name="triton_poi_fused_add_0")
     b.kernel(launch_ts=300_000, ts=310_000, dur=1_000,
@@ -211,6 +211,7 @@ def test_compile_structure_counts_breaks_recompiles_lookup_and_input_copies(
     assert a.compile.recompiled_regions == ("1/1",)
     assert c.cache_lookup_ns == 5_000
     assert (c.compiled_graph_calls, c.input_copies) == (1, 2)
+    assert c.input_copy_ns == 2_500  # the two copies inside the CompiledFxGraph call only
 
 
 def test_gap_percentiles_are_nearest_rank_gap_lengths(tmp_path: Path) -> None:

@@ -89,7 +89,10 @@ def test_comparison_json_has_every_verdict_figure_and_threshold(tmp_path: Path) 
     doc = json.loads(render(comparison, report, "json"))
     assert doc["schema"] == "traceviz.compare/1" and doc["baseline"] == "eager"
     assert {(v["mode"], v["kind"]) for v in doc["verdicts"]} == {
-        (m, k) for m in ("compile", "cudagraph", "broken") for k in ("fusion", "launch")}
+        (m, k) for m in ("compile", "cudagraph", "broken") for k in ("speed", "fusion", "launch")}
+    assert set(doc["headline"]) == {"compile", "cudagraph", "broken"}
+    assert doc["headline"]["compile"]["evidence_source"] == "unpaired"
+    assert doc["headline"]["compile"]["text"].startswith("2.00× faster by unpaired medians")
     assert {"fig-times", "fig-counts", "fig-waterfall-0", "fig-waterfall-1"} <= set(doc["figures"])
     assert all(f["data"] for f in doc["figures"].values())
     w = doc["waterfalls"][0]
@@ -100,5 +103,8 @@ def test_comparison_json_has_every_verdict_figure_and_threshold(tmp_path: Path) 
 def test_comparison_markdown_is_a_verdict_table_for_a_pr_comment(tmp_path: Path) -> None:
     md = render(*build(load_run_dir(standard_run(tmp_path))), "md")
     assert md.startswith("## traceviz comparison: synthetic")
-    assert "| compile | fusion | ✅ **WIN** |" in md
+    assert ("| compile | fusion | ✅ **WIN** | 2.00 (unpaired) | unpaired | kernels/step 20 → 5"
+            in md)
+    assert "| compile | ✅ **WIN** | 2.00 (unpaired) | 2.00× faster by unpaired medians" in md
+    assert md.index("### Headline") < md.index("### Verdicts")
     assert "❔ **INCONCLUSIVE**" in md

@@ -11,21 +11,32 @@ trace plus, for a run directory, the mode's manifest entry (see
   and therefore for the means, so the parts add up exactly to the change in mean period;
 * unprofiled step time: the manifest's median and p10–p90 (milliseconds);
 * profiler inflation: profiled / unprofiled step time, where "profiled" is the manifest's wall
-  time per step under the profiler (``profiled.step_ms``) when recorded, else the GPU period.
+  time per step under the profiler (``profiled.step_ms``) when recorded, else the GPU period;
+* speed: the manifest's paired timing (schema 2), else the unpaired medians, else the profiled
+  period (:mod:`traceviz.analyze.speed`);
+* GPU busy spread: p90 − p10 of the per-step GPU busy over the steps with GPU work (numpy's
+  linear-interpolation percentiles), what a fusion's busy drop must exceed.
 
 Definitions and thresholds: ``docs/comparison.md``.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
+from traceviz.analyze.headline import Headline, build_headline
 from traceviz.analyze.model import Analysis
+from traceviz.analyze.speed import NO_EVIDENCE, TRACE, Timing, speed_evidence, speed_verdict
 from traceviz.analyze.verdicts import (
     INCONCLUSIVE,
+    KINDS,
+    PeriodChange,
     Thresholds,
     Verdict,
     VerdictInputs,
@@ -112,6 +123,10 @@ class Comparison:
     verdicts: tuple[Verdict, ...]
     thresholds: Thresholds
     notes: tuple[str, ...] = ()
+    headlines: tuple[Headline, ...] = ()  # one per non-baseline mode, in row order
+
+    def headline(self, mode: str) -> Headline | None:
+        return next((h for h in self.headlines if h.mode == mode), None)
 
 
 def _get(d: dict[str, Any] | None, *keys: str) -> Any:
@@ -130,6 +145,16 @@ def _strings(value: Any) -> tuple[str, ...]:
     if isinstance(value, (list, tuple)):
         return tuple(str(v) for v in value)
     return (str(value),)
+
+
+#: A skip message that ends in a dangling "Found from :" (the location was cut off).
+_DANGLING = re.compile(r"[.\s]*Found from\s*:?\s*$")
+
+
+def skip_messages(value: Any) -> tuple[str, ...]:
+    """Cudagraph skip messages, each whole; a trailing "Found from :" with nothing after it is
+    dropped rather than shown dangling."""
+    return tuple(_DANGLING.sub("", m).strip() or m for m in _strings(value))
 
 
 def _float(value: Any) -> float | None:
@@ -189,7 +214,7 @@ def build_row(inp: ModeInput) -> ComparisonRow:
         graph_breaks=_count(_get(m, "compile", "graph_breaks")),
         break_reasons=_strings(_get(m, "compile", "break_reasons")),
         recompiles=_count(_get(m, "compile", "recompiles")),
-        cudagraph_skips=_strings(_get(m, "compile", "cudagraph_skips")),
+        cudagraph_skips=skip_messages(_get(m, "compile", "cudagraph_skips")),
     )
 
 
@@ -221,37 +246,77 @@ def _has_gpu_steps(analysis: Analysis | None) -> bool:
     return analysis is not None and any(s.period_ns > 0 for s in analysis.steps)
 
 
+def _median_copies(analysis: Analysis) -> tuple[float, float]:
+    """Median cudagraph input copies per step and their median GPU time per step (ns)."""
+    steps = analysis.compile.steps
+    if not steps:
+        return 0.0, 0.0
+    return (float(statistics.median(s.input_copies for s in steps)),
+            float(statistics.median(s.input_copy_ns for s in steps)))
+
+
+def mode_context(row: ComparisonRow, analysis: Analysis | None) -> tuple[str, ...]:
+    """What a reader must know about a mode beside its numbers, in words: cudagraph skips,
+    graph breaks (with reasons), recompiles, a failed run or capture, input copies."""
+    out = [f"cudagraphs skipped: {m}" for m in row.cudagraph_skips]
+    if row.graph_breaks:
+        reasons = f" ({'; '.join(row.break_reasons)})" if row.break_reasons else ""
+        out.append(f"{row.graph_breaks} graph break{'s' if row.graph_breaks != 1 else ''}"
+                   f"{reasons}")
+    if row.recompiles:
+        out.append(f"{row.recompiles} recompile{'s' if row.recompiles != 1 else ''}")
+    if row.status not in ("ok", "missing"):
+        out.append(f"{row.status}" + (f": {row.reason}" if row.reason else ""))
+    if analysis is not None:
+        n, ns = _median_copies(analysis)
+        if n > 0:
+            out.append(f"{n:g} cudagraph input cop{'y' if n == 1 else 'ies'} per step "
+                       f"({ns / 1000:,.1f} µs/step)")
+    return tuple(out)
+
+
 def verdict_inputs(inp: ModeInput, row: ComparisonRow) -> VerdictInputs:
     """The numbers a verdict needs from one analysed mode."""
     a = inp.analysis
     assert a is not None
     ps = a.per_step
-    copies = [s.input_copies for s in a.compile.steps]
+    copies, copy_ns = _median_copies(a)
     top = max(a.kernel_families, key=lambda f: f.total_ns, default=None)
-    spread = (
-        row.time_p90_ms - row.time_p10_ms
-        if row.time_p10_ms is not None and row.time_p90_ms is not None
-        else None
-    )
+    busy = np.array([s.gpu_busy_ns for s in a.steps if s.period_ns > 0], dtype=np.float64)
+    p10, p90 = np.percentile(busy, [10, 90]) if busy.size else (0.0, 0.0)
     return VerdictInputs(
         mode=inp.mode,
         kernels=ps.kernels,
         activities=ps.activities,
         launches=ps.launches,
         gpu_busy_ns=ps.gpu_busy_ns,
+        busy_spread_ns=float(p90 - p10),
         host_wait_ns=ps.host_wait_ns,
         period_ns=ps.period_ns,
         cpu_ns=ps.cpu_ns,
-        input_copies=float(statistics.median(copies)) if copies else 0.0,
+        input_copies=copies,
+        input_copy_ns=copy_ns,
         correctness_ok=row.correctness_ok,
-        time_median_ms=row.time_median_ms,
-        time_spread_ms=spread,
-        time_noisy=row.time_noisy,
         inflation=row.inflation,
-        cudagraph_skips=row.cudagraph_skips,
-        graph_breaks=row.graph_breaks,
         top_family=top.family if top else None,
         top_family_share=top.share if top else None,
+        context=mode_context(row, a),
+    )
+
+
+def timing_of(inp: ModeInput, row: ComparisonRow) -> Timing:
+    """A mode's speed inputs (manifest timing and ``paired``, profiled period)."""
+    paired = _get(inp.manifest, "paired")
+    return Timing(row.time_median_ms, row.time_p10_ms, row.time_p90_ms, row.period_ms,
+                  paired if isinstance(paired, dict) else None)
+
+
+def period_change(w: Waterfall) -> PeriodChange:
+    """The waterfall as "saved" amounts (baseline − mode, ns per step)."""
+    return PeriodChange(
+        saved_ns=-w.delta_ns,
+        wait_saved_ns=-(w.parts["host_wait_ns"] + w.parts["sync_wait_ns"]),
+        busy_saved_ns=-w.parts["gpu_busy_ns"],
     )
 
 
@@ -264,13 +329,38 @@ def _different_devices(v: Verdict, base_device: str, device: str) -> Verdict:
     )
 
 
+def _counts(base: ComparisonRow, row: ComparisonRow) -> dict[str, tuple[float, float]]:
+    out = {}
+    for name in ("launches", "kernels"):
+        b, m = getattr(base, name), getattr(row, name)
+        if b is not None and m is not None:
+            out[name] = (b, m)
+    return out
+
+
+def _not_run(mode: str, baseline: str, row: ComparisonRow, context: tuple[str, ...],
+             verdicts: list[Verdict], headlines: list[Headline]) -> None:
+    """A mode that failed or was skipped: three INCONCLUSIVE verdicts saying so."""
+    what = f"{row.status}" + (f": {row.reason}" if row.reason else "")
+    verdicts.extend(
+        Verdict(mode, kind, INCONCLUSIVE,
+                {"baseline": baseline, "evidence_source": NO_EVIDENCE, "context": list(context)},
+                {}, f"the mode did not run ({what}), so it has no timing or trace to judge")
+        for kind in KINDS
+    )
+    headlines.append(Headline(mode, f"not measured: {'; '.join(context) or what}",
+                              INCONCLUSIVE, NO_EVIDENCE, None, None, None, None))
+
+
 def compare(
     inputs: list[ModeInput], baseline: str | None = None, thresholds: Thresholds | None = None
 ) -> Comparison:
-    """Rows for every input; waterfalls and verdicts for every analysed non-baseline mode.
+    """Rows for every input; speed verdicts, waterfalls, fusion / launch verdicts and a
+    headline for every non-baseline mode.
 
-    ``baseline`` defaults to ``eager`` when present, else the first input. A mode that did not
-    run (or has no step with GPU work) gets a row but no waterfall and ``INCONCLUSIVE`` verdicts.
+    ``baseline`` defaults to ``eager`` when present, else the first input. A mode (or baseline)
+    without a step with GPU work gets no waterfall and ``INCONCLUSIVE`` fusion / launch
+    verdicts; its speed verdict still uses the timing it has.
     """
     t = thresholds or Thresholds()
     names = [i.mode for i in inputs]
@@ -284,13 +374,26 @@ def compare(
     notes: list[str] = []
     waterfalls: list[Waterfall] = []
     verdicts: list[Verdict] = []
+    headlines: list[Headline] = []
     base_ok = _has_gpu_steps(base_inp.analysis)
     if not base_ok:
-        notes.append(f"baseline {baseline!r} has no analysed step with GPU work: no verdicts")
+        notes.append(f"baseline {baseline!r} has no analysed step with GPU work: no fusion or "
+                     "launch verdicts")
     base_vi = verdict_inputs(base_inp, base_row) if base_ok else None
+    base_timing = timing_of(base_inp, base_row)
     for inp, row in zip(inputs, rows, strict=True):
         if inp.mode == baseline:
             continue
+        context = mode_context(row, inp.analysis)
+        if row.status not in ("ok", "missing"):  # failed / skipped: nothing to time
+            _not_run(inp.mode, baseline, row, context, verdicts, headlines)
+            continue
+        ev = speed_evidence(timing_of(inp, row), base_timing, baseline)
+        speed = speed_verdict(inp.mode, baseline, ev, t, context)
+        other = (inp.device and base_inp.device and inp.device != base_inp.device)
+        if other and ev.source == TRACE:
+            speed = _different_devices(speed, base_inp.device or "", inp.device or "")
+        verdicts.append(speed)
         if base_vi is None or not _has_gpu_steps(inp.analysis):
             why = (
                 f"mode did not produce a usable trace ({row.status}"
@@ -300,14 +403,24 @@ def compare(
                 else f"baseline {baseline!r} has no usable trace"
             )
             verdicts.extend(
-                Verdict(inp.mode, kind, INCONCLUSIVE, {"baseline": baseline}, {}, why)
-                for kind in ("fusion", "launch")
+                Verdict(inp.mode, kind, INCONCLUSIVE,
+                        {"baseline": baseline, "evidence_source": ev.source,
+                         "context": list(context)}, {},
+                        why + (f"; context: {'; '.join(context)}" if context else ""))
+                for kind in KINDS if kind != "speed"
             )
+            headlines.append(build_headline(inp.mode, ev, speed.status, None,
+                                            _counts(base_row, row), context, why))
             continue
         assert inp.analysis is not None and base_inp.analysis is not None
-        waterfalls.append(build_waterfall(inp.mode, inp.analysis, baseline, base_inp.analysis))
-        found = verdicts_for(verdict_inputs(inp, row), base_vi, t)
-        if inp.device and base_inp.device and inp.device != base_inp.device:
-            found = tuple(_different_devices(v, base_inp.device, inp.device) for v in found)
+        w = build_waterfall(inp.mode, inp.analysis, baseline, base_inp.analysis)
+        waterfalls.append(w)
+        found = verdicts_for(verdict_inputs(inp, row), base_vi, speed, period_change(w), t)
+        if other:
+            found = tuple(_different_devices(v, base_inp.device or "", inp.device or "")
+                          for v in found)
         verdicts.extend(found)
-    return Comparison(baseline, rows, tuple(waterfalls), tuple(verdicts), t, tuple(notes))
+        headlines.append(build_headline(inp.mode, ev, speed.status, w.parts,
+                                        _counts(base_row, row), context))
+    return Comparison(baseline, rows, tuple(waterfalls), tuple(verdicts), t, tuple(notes),
+                      tuple(headlines))

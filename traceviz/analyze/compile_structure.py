@@ -5,7 +5,8 @@ graph breaks (more than one distinct frame in a step; independently compiled fun
 same, so this is an upper bound), ``TorchDynamo Cache Lookup`` time, ``## Call CompiledFxGraph``
 calls, compiles inside the profiled window (``_compile.compile_inner (dynamo_timed)``), and
 CUDA-graph-tree input copies: copy activities whose launch call sits inside a CompiledFxGraph
-call on the same thread, before that call's ``cudaGraphLaunch``.
+call on the same thread, before that call's ``cudaGraphLaunch`` (their count and summed GPU
+duration per step).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def compile_structure(
     fx_codes = _codes(names, lambda s: s.startswith(COMPILED_FX_GRAPH_PREFIX))
     fx_calls = per_step_count(fx_codes)
     in_window = per_step_count(_codes(names, lambda s: s.endswith(_COMPILE_INNER)))
-    copies = _input_copies(trace, links, fx_codes, launch_step, n)
+    copies, copy_ns = _input_copies(trace, links, fx_codes, launch_step, n)
 
     compiled = bool(len(region_rows)) or bool(np.isin(codes, fx_codes).any())
     step_rows = tuple(
@@ -82,6 +83,7 @@ def compile_structure(
             cache_lookup_ns=int(lookup[i]),
             compiled_graph_calls=int(fx_calls[i]),
             input_copies=int(copies[i]),
+            input_copy_ns=int(copy_ns[i]),
             in_window_compiles=int(in_window[i]),
         )
         for i in range(n)
@@ -104,13 +106,15 @@ def compile_structure(
 
 def _input_copies(
     trace: Trace, links: Links, fx_codes: np.ndarray, launch_step: np.ndarray, n_steps: int
-) -> np.ndarray:
-    """Per step: copy activities launched inside a CompiledFxGraph call before its graph launch."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per step: the number of copy activities launched inside a CompiledFxGraph call before
+    its graph launch, and the sum of their GPU durations (ns)."""
     out = np.zeros(n_steps, np.int64)
+    out_ns = np.zeros(n_steps, np.int64)
     rt, cpu, gpu = trace.runtime, trace.cpu, trace.gpu
     graph_rows = np.flatnonzero(links.is_launch & (rt["kind"].to_numpy() == LaunchKind.GRAPH))
     if len(graph_rows) == 0 or len(fx_codes) == 0:
-        return out
+        return out, out_ns
     fx = cpu.loc[
         np.isin(cpu["name"].cat.codes.to_numpy(), fx_codes)
         & (cpu["cat"].isin([Category.CPU_OP, Category.USER_ANNOTATION]).to_numpy()),
@@ -121,14 +125,18 @@ def _input_copies(
     copy_codes = _codes(gnames, lambda s: "copy" in s.lower() or s.startswith("Memcpy DtoD"))
     is_copy = np.isin(gpu["name"].cat.codes.to_numpy(), copy_codes) & (links.launch_row >= 0)
     copy_launch = links.launch_row[is_copy]
+    copy_dur = gpu["dur_ns"].to_numpy()[is_copy]
     rt_pid, rt_tid, rt_ts = (rt[c].to_numpy() for c in ("pid", "tid", "ts_ns"))
     for (pid, tid), f in fx.groupby(["pid", "tid"], sort=False):
         f_ts, f_end = f["ts_ns"].to_numpy(), f["end_ns"].to_numpy()
         order = np.argsort(f_ts, kind="stable")
         f_ts, f_end = f_ts[order], f_end[order]
         on_thread = graph_rows[(rt_pid[graph_rows] == pid) & (rt_tid[graph_rows] == tid)]
-        c_on = copy_launch[(rt_pid[copy_launch] == pid) & (rt_tid[copy_launch] == tid)]
-        c_ts = np.sort(rt_ts[c_on])
+        on = (rt_pid[copy_launch] == pid) & (rt_tid[copy_launch] == tid)
+        c_ts = rt_ts[copy_launch[on]]
+        c_order = np.argsort(c_ts, kind="stable")
+        c_ts = c_ts[c_order]
+        c_cum = np.concatenate(([0], np.cumsum(copy_dur[on][c_order])))
         for g in on_thread:
             k = np.searchsorted(f_ts, rt_ts[g], side="right") - 1
             if k < 0 or f_end[k] < rt_ts[g]:
@@ -137,4 +145,5 @@ def _input_copies(
             hi = np.searchsorted(c_ts, rt_ts[g], side="left")
             if launch_step[g] >= 0:
                 out[launch_step[g]] += hi - lo
-    return out
+                out_ns[launch_step[g]] += c_cum[hi] - c_cum[lo]
+    return out, out_ns

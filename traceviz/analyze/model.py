@@ -171,6 +171,7 @@ class CompileStep:
     compiled_graph_calls: int  # "## Call CompiledFxGraph" events
     input_copies: int  # copy activities launched inside a CompiledFxGraph before a graph launch
     in_window_compiles: int  # "(dynamo_timed)" events: compilation inside the profiled window
+    input_copy_ns: int = 0  # summed GPU duration of this step's input copies
 
 
 @dataclass(frozen=True)

@@ -1,19 +1,23 @@
-"""Verdicts: did a mode's claimed win hold up against the baseline? Thresholds are data.
+"""Verdicts: is a mode faster than the baseline, and where did the time go? Thresholds are data.
 
-Two kinds of verdict per non-baseline mode (see ``docs/comparison.md``):
+Three kinds of verdict per non-baseline mode (rules in ``docs/comparison.md``):
 
-``fusion``  kernels/step and GPU busy/step both clearly down vs the baseline, outputs match.
-``launch``  launches/step and host_wait/step clearly down, and the *unprofiled* step time
-            improved by more than its noise (``time_noise_k`` x the larger p10–p90 spread).
+``speed``   the outcome on the stopwatch (:mod:`traceviz.analyze.speed`: paired timing with a
+            CI, else unpaired medians, else the profiled period).
+``fusion``  kernels/step fell, GPU busy/step fell by more than its step-to-step spread, outputs
+            match, and the step did not get slower (speed not NO_WIN / REGRESSION; unless speed
+            is WIN, the median profiled period must be lower). REGRESSION: GPU busy rose beyond
+            its spread without fewer kernels, and the step is not faster (speed not WIN).
+``launch``  speed WIN and at least ``launch_min_wait_share`` of the profiled period saved is
+            Δhost_wait + Δsync_wait (launch overhead removed); for plain traces the profiled
+            period must also fall more than ``max_profiler_inflation``-fold.
 
 Each :class:`Verdict` carries its status (``WIN``, ``NO_WIN``, ``REGRESSION``,
 ``INCONCLUSIVE``), the numbers it was decided from (``evidence``), the thresholds used and a
-one-line explanation derived from the data. Relative drops are ``1 - mode / baseline``
-(0.2 = "20 % fewer"). Per-step inputs are the medians of :class:`~traceviz.analyze.model.PerStep`.
-
-Without unprofiled timing (plain traces via ``traceviz compare``) the launch verdict cannot
-confirm a wall-clock win: it is ``INCONCLUSIVE`` when the trace-side criteria hold, and
-``NO_WIN`` when they already fail (the trace alone shows no launch-overhead reduction).
+one-line explanation derived from the data, ending with the mode's context (cudagraph skips,
+graph breaks, recompiles, input copies). Relative drops are ``1 - mode / baseline``
+(0.2 = "20 % fewer"). Per-step counts are the medians of :class:`~traceviz.analyze.model.PerStep`;
+the attribution of the period saved uses the waterfall's exact means.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ NO_WIN = "NO_WIN"
 REGRESSION = "REGRESSION"
 INCONCLUSIVE = "INCONCLUSIVE"
 STATUSES = (WIN, NO_WIN, REGRESSION, INCONCLUSIVE)
-KINDS = ("fusion", "launch")
+KINDS = ("speed", "fusion", "launch")
 
 
 @dataclass(frozen=True)
@@ -46,18 +50,27 @@ class Thresholds:
     Relative values are fractions of the baseline (0.2 = 20 %).
     """
 
+    min_speedup: float = 0.03  # speed: the CI must clear 1 ± this (relative)
     fusion_min_kernel_drop: float = 0.2  # kernels/step must fall by at least this much
-    fusion_min_busy_drop: float = 0.05  # GPU busy/step must fall by at least this much
-    launch_min_launch_drop: float = 0.5  # launch calls/step must fall by at least this much
-    launch_min_host_wait_drop: float = 0.2  # host_wait/step must fall by at least this much
-    time_noise_k: float = 1.0  # time win must exceed k x max(p10–p90 spread of both modes)
-    regression_min_rise: float = 0.05  # a rise beyond this (relative) is a REGRESSION
+    launch_min_wait_share: float = 0.5  # share of the period saved that host + sync wait explain
     gpu_bound_busy_share: float = 0.9  # busy/period at or above this: "GPU-bound" explanation
-    max_profiler_inflation: float = 2.0  # above: the trace's host wait is not trusted alone
+    max_profiler_inflation: float = 2.0  # profiled-period ratios up to this may be inflation
 
     def as_dict(self) -> dict[str, float]:
         """Field name → value (for JSON and the report)."""
         return asdict(self)
+
+
+#: Thresholds of earlier versions that no longer gate anything, and what replaced them.
+REMOVED_THRESHOLDS = {
+    "fusion_min_busy_drop": "GPU busy must fall by more than its step-to-step spread",
+    "launch_min_launch_drop": "the launch count is evidence, not a gate; launch WIN needs a "
+    "speed WIN explained by host + sync wait (launch_min_wait_share)",
+    "launch_min_host_wait_drop": "replaced by launch_min_wait_share",
+    "time_noise_k": "the speed verdict uses the paired CI and min_speedup",
+    "regression_min_rise": "regressions come from the speed verdict (min_speedup) and, for "
+    "fusion, GPU busy rising beyond its step-to-step spread",
+}
 
 
 def threshold_names() -> tuple[str, ...]:
@@ -76,6 +89,11 @@ def parse_thresholds(overrides: list[str] | None = None, config: Path | None = N
         if not sep:
             raise UsageError(f"--threshold {item!r}: expected name=value")
         values[name.strip()] = _number(name.strip(), raw.strip())
+    removed = sorted(set(values) & set(REMOVED_THRESHOLDS))
+    if removed:
+        raise UsageError("; ".join(f"threshold {name} no longer exists: "
+                                   f"{REMOVED_THRESHOLDS[name]}" for name in removed)
+                         + " (see docs/comparison.md)")
     unknown = sorted(set(values) - set(threshold_names()))
     if unknown:
         raise UsageError(
@@ -112,7 +130,7 @@ class Verdict:
     """One decision about one mode, with the numbers and thresholds it came from."""
 
     mode: str
-    kind: str  # "fusion" or "launch"
+    kind: str  # one of KINDS
     status: str  # WIN, NO_WIN, REGRESSION, INCONCLUSIVE
     evidence: dict[str, Any]
     thresholds: dict[str, float]
@@ -124,26 +142,37 @@ class Verdict:
 
 @dataclass(frozen=True)
 class VerdictInputs:
-    """What one mode contributes to a verdict (per-step medians; times in ns / ms as named)."""
+    """What one mode contributes to a verdict (per-step medians unless said; ns as named)."""
 
     mode: str
     kernels: float
     activities: float  # kernels + memcpys + memsets
     launches: float
     gpu_busy_ns: float
+    busy_spread_ns: float  # p90 - p10 of the per-step GPU busy (steps with GPU work)
     host_wait_ns: float
     period_ns: float
     cpu_ns: float
     input_copies: float  # cudagraph input-copy activities per step (trace, median)
+    input_copy_ns: float  # their summed GPU duration per step (median)
     correctness_ok: bool | None  # None: not checked (no manifest)
-    time_median_ms: float | None  # unprofiled step time (manifest)
-    time_spread_ms: float | None  # unprofiled p90 - p10
-    time_noisy: bool
     inflation: float | None  # profiled / unprofiled step time
-    cudagraph_skips: tuple[str, ...]
-    graph_breaks: int | None
     top_family: str | None  # kernel family with the most GPU time
     top_family_share: float | None
+    context: tuple[str, ...] = ()  # skips, graph breaks, recompiles, input copies (in words)
+
+
+@dataclass(frozen=True)
+class PeriodChange:
+    """Where the profiled period went: baseline minus mode, of the waterfall's exact means (ns).
+
+    ``saved_ns > 0``: the mode's mean period is shorter. ``wait_saved_ns`` is
+    −(Δhost_wait + Δsync_wait), ``busy_saved_ns`` is −Δbusy.
+    """
+
+    saved_ns: float
+    wait_saved_ns: float
+    busy_saved_ns: float
 
 
 def relative_drop(base: float, mode: float) -> float | None:
@@ -157,91 +186,109 @@ def _pct(x: float | None) -> str:
     return "±0%" if abs(x) < 0.005 else f"{x * 100:+.0f}%"
 
 
-def _change(base: float | None) -> str:
+def _change(drop: float | None) -> str:
     """Format a relative drop as a signed change (a 30 % drop reads "-30%")."""
-    return "n/a" if base is None else _pct(-base)
+    return "n/a" if drop is None else _pct(-drop)
 
 
-def _short(what: str, drop: float, needed: float) -> str:
-    """"kernel count fell 3%, short of the 20% needed" (or "rose 3%")."""
-    if drop < 0:
-        return f"{what} rose {-drop * 100:.1f}% (a {needed * 100:.0f}% drop is needed)"
-    return f"{what} fell {drop * 100:.1f}%, short of the {needed * 100:.0f}% drop needed"
+def _with_context(text: str, mode: VerdictInputs) -> str:
+    return f"{text}; context: {'; '.join(mode.context)}" if mode.context else text
 
 
-def _fusion_context(mode: VerdictInputs, base: VerdictInputs, k_drop: float) -> str:
-    """Why busy time may have risen: no fusion, CUDA-graph input copies, extra copies."""
-    parts = []
-    if abs(k_drop) < 0.005 and mode.input_copies <= 0:
-        parts.append("kernel count unchanged, so nothing was fused")
-    if mode.input_copies > 0:
-        parts.append(_copies(mode))
-    extra = (mode.activities - mode.kernels) - (base.activities - base.kernels)
-    if extra > 0 and mode.input_copies <= 0:
-        parts.append(f"{extra:g} more memcpy/memset activities per step than the baseline")
-    return f" ({'; '.join(parts)})" if parts else ""
+def _speed_text(speed: Verdict) -> str:
+    return f"speed {speed.status}: {speed.evidence.get('outcome', '')}".rstrip(": ")
 
 
-def fusion_verdict(mode: VerdictInputs, base: VerdictInputs, t: Thresholds) -> Verdict:
-    """Kernels/step and GPU busy/step both clearly down, outputs match (see module doc)."""
+def _copies(mode: VerdictInputs) -> str:
+    n = mode.input_copies
+    return (f"CUDA graphs add {n:g} input-copy {'activity' if n == 1 else 'activities'} per step "
+            f"({mode.input_copy_ns / 1000:,.1f} µs/step)")
+
+
+def fusion_verdict(
+    mode: VerdictInputs, base: VerdictInputs, speed: Verdict, t: Thresholds
+) -> Verdict:
+    """Fewer kernels, GPU busy down beyond its step-to-step spread, and not slower."""
     k_drop = relative_drop(base.kernels, mode.kernels)
-    b_drop = relative_drop(base.gpu_busy_ns, mode.gpu_busy_ns)
-    used = {
-        "fusion_min_kernel_drop": t.fusion_min_kernel_drop,
-        "fusion_min_busy_drop": t.fusion_min_busy_drop,
-        "regression_min_rise": t.regression_min_rise,
-    }
+    busy_saved = base.gpu_busy_ns - mode.gpu_busy_ns
+    spread = max(base.busy_spread_ns, mode.busy_spread_ns)
+    used = {"fusion_min_kernel_drop": t.fusion_min_kernel_drop,
+            "gpu_bound_busy_share": t.gpu_bound_busy_share}
     evidence: dict[str, Any] = {
         "baseline": base.mode,
+        "evidence_source": speed.evidence.get("evidence_source"),
         "kernels_per_step": [base.kernels, mode.kernels],
         "kernel_drop": k_drop,
         "gpu_busy_us_per_step": [base.gpu_busy_ns / 1000, mode.gpu_busy_ns / 1000],
-        "busy_drop": b_drop,
+        "busy_drop": relative_drop(base.gpu_busy_ns, mode.gpu_busy_ns),
+        "busy_spread_us": spread / 1000,
+        "profiled_period_us": [base.period_ns / 1000, mode.period_ns / 1000],
+        "speed": speed.status,
         "correctness_ok": mode.correctness_ok,
+        "context": list(mode.context),
     }
-    facts = (
-        f"kernels/step {base.kernels:,g} → {mode.kernels:,g} ({_change(k_drop)}), "
-        f"GPU busy/step {base.gpu_busy_ns / 1000:,.1f} → {mode.gpu_busy_ns / 1000:,.1f} µs "
-        f"({_change(b_drop)})"
-    )
+    busy = (f"GPU busy/step {base.gpu_busy_ns / 1000:,.1f} → {mode.gpu_busy_ns / 1000:,.1f} µs "
+            f"({_change(relative_drop(base.gpu_busy_ns, mode.gpu_busy_ns))}; step-to-step "
+            f"spread ±{spread / 1000:,.1f} µs)")
+    facts = f"kernels/step {base.kernels:,g} → {mode.kernels:,g} ({_change(k_drop)}), {busy}"
+
+    def verdict(status: str, text: str) -> Verdict:
+        return Verdict(mode.mode, "fusion", status, evidence, used, _with_context(text, mode))
+
     if mode.correctness_ok is False:
-        return Verdict(
-            mode.mode,
-            "fusion",
-            INCONCLUSIVE,
-            evidence,
-            used,
-            f"outputs do not match the baseline, so no speed claim stands; {facts}",
-        )
-    if k_drop is None or b_drop is None:
-        return Verdict(
-            mode.mode,
-            "fusion",
-            INCONCLUSIVE,
-            evidence,
-            used,
-            f"the baseline has no GPU work per step to compare against; {facts}",
-        )
-    unchecked = "" if mode.correctness_ok else " (outputs not checked: no manifest)"
-    if b_drop <= -t.regression_min_rise:
-        return Verdict(
-            mode.mode, "fusion", REGRESSION, evidence, used,
-            f"GPU busy time per step rose{_fusion_context(mode, base, k_drop)}: {facts}",
-        )
-    if k_drop >= t.fusion_min_kernel_drop and b_drop >= t.fusion_min_busy_drop:
-        return Verdict(mode.mode, "fusion", WIN, evidence, used, facts + unchecked)
-    reasons = []
-    if k_drop < t.fusion_min_kernel_drop:
-        reasons.append(_short("kernel count", k_drop, t.fusion_min_kernel_drop))
-    if b_drop < t.fusion_min_busy_drop:
-        reasons.append(_short("GPU busy time", b_drop, t.fusion_min_busy_drop))
+        return verdict(INCONCLUSIVE, f"outputs do not match the baseline, so no speed claim "
+                       f"stands; {facts}")
+    if k_drop is None:
+        return verdict(INCONCLUSIVE, f"the baseline has no GPU work per step to compare "
+                       f"against; {facts}")
+    fused = k_drop >= t.fusion_min_kernel_drop
+    busy_fell = busy_saved > 0 and busy_saved > spread
+    busy_rose = -busy_saved > spread and busy_saved < 0
+    if busy_rose and k_drop <= 0:
+        extra = ["kernel count not lower, so nothing was fused"]
+        if mode.input_copies > 0:
+            extra.append(_copies(mode))
+        copies = (mode.activities - mode.kernels) - (base.activities - base.kernels)
+        if copies > 0 and mode.input_copies <= 0:
+            extra.append(f"{copies:g} more memcpy/memset activities per step than the baseline")
+        text = f"GPU busy time per step rose beyond its spread ({'; '.join(extra)})"
+        if speed.status == WIN:  # a cost paid inside a faster step is not a regression
+            return verdict(NO_WIN, f"{text}, but the step is faster overall "
+                           f"({_speed_text(speed)}): {facts}")
+        return verdict(REGRESSION, f"{text}: {facts}")
+    if fused and busy_fell:
+        if speed.status in (NO_WIN, REGRESSION):
+            return verdict(NO_WIN, f"fused {base.kernels:,g} → {mode.kernels:,g} kernels and GPU "
+                           f"busy fell, but the step did not get faster ({_speed_text(speed)}) "
+                           f"({facts})")
+        if speed.status != WIN and mode.period_ns >= base.period_ns:  # stopwatch silent
+            return verdict(NO_WIN, f"fused {base.kernels:,g} → {mode.kernels:,g} kernels and GPU "
+                           "busy fell, but the profiled period did not fall "
+                           f"({base.period_ns / 1000:,.1f} → {mode.period_ns / 1000:,.1f} µs) "
+                           f"({facts})")
+        unchecked = "" if mode.correctness_ok else " (outputs not checked: no manifest)"
+        return verdict(WIN, facts + unchecked)
+    if fused:
+        rose = busy_saved < 0
+        moved = abs(busy_saved) / max(base.gpu_busy_ns, 1.0) * 100
+        why = (f"fused {base.kernels:,g} → {mode.kernels:,g} kernels but GPU busy "
+               f"{'rose' if rose else 'fell'} {moved:.0f}%"
+               f"{'' if rose else ', within its step-to-step spread'}")
+    elif k_drop > 0:
+        why = (f"kernel count fell {k_drop * 100:.1f}%, short of the "
+               f"{t.fusion_min_kernel_drop * 100:.0f}% drop that fusion needs")
+    else:
+        why = ("kernel count unchanged, so nothing was fused" if k_drop == 0
+               else f"kernel count rose {-k_drop * 100:.1f}%")
     if mode.input_copies > 0:
-        reasons.append(_copies(mode))
-    why = "; ".join(reasons)
+        why += "; " + _copies(mode)
+    extra = (mode.activities - mode.kernels) - (base.activities - base.kernels)
+    if extra > 0 and mode.input_copies <= 0:
+        why += f"; {extra:g} more memcpy/memset activities per step than the baseline"
     bound = _gpu_bound(mode, t)
     if bound:
         why = f"{bound}; {why}"
-    return Verdict(mode.mode, "fusion", NO_WIN, evidence, used, f"{why} ({facts})")
+    return verdict(NO_WIN, f"{why} ({facts})")
 
 
 def _gpu_bound(mode: VerdictInputs, t: Thresholds) -> str:
@@ -260,169 +307,110 @@ def _gpu_bound(mode: VerdictInputs, t: Thresholds) -> str:
     )
 
 
-def launch_verdict(mode: VerdictInputs, base: VerdictInputs, t: Thresholds) -> Verdict:
-    """Launches/step and host_wait/step clearly down, and unprofiled time beyond noise."""
+def launch_verdict(
+    mode: VerdictInputs, base: VerdictInputs, speed: Verdict, change: PeriodChange,
+    t: Thresholds,
+) -> Verdict:
+    """Speed WIN, and host + sync wait explain at least ``launch_min_wait_share`` of the
+    profiled period saved (plain traces: the period also fell beyond profiler inflation)."""
+    source = speed.evidence.get("evidence_source")
     l_drop = relative_drop(base.launches, mode.launches)
     h_drop = relative_drop(base.host_wait_ns, mode.host_wait_ns)
-    used = {
-        "max_profiler_inflation": t.max_profiler_inflation,
-        "launch_min_launch_drop": t.launch_min_launch_drop,
-        "launch_min_host_wait_drop": t.launch_min_host_wait_drop,
-        "time_noise_k": t.time_noise_k,
-        "regression_min_rise": t.regression_min_rise,
-    }
-    gain_ms = noise_ms = None
-    if mode.time_median_ms is not None and base.time_median_ms is not None:
-        gain_ms = base.time_median_ms - mode.time_median_ms
-        spreads = [s for s in (mode.time_spread_ms, base.time_spread_ms) if s is not None]
-        noise_ms = t.time_noise_k * max(spreads) if spreads else None
+    share = change.wait_saved_ns / change.saved_ns if change.saved_ns > 0 else None
+    used = {"launch_min_wait_share": t.launch_min_wait_share,
+            "max_profiler_inflation": t.max_profiler_inflation,
+            "gpu_bound_busy_share": t.gpu_bound_busy_share}
     evidence: dict[str, Any] = {
         "baseline": base.mode,
+        "evidence_source": source,
+        "speed": speed.status,
         "launches_per_step": [base.launches, mode.launches],
         "launch_drop": l_drop,
         "host_wait_us_per_step": [base.host_wait_ns / 1000, mode.host_wait_ns / 1000],
         "host_wait_drop": h_drop,
-        "step_time_ms": [base.time_median_ms, mode.time_median_ms],
-        "time_gain_ms": gain_ms,
-        "time_noise_ms": noise_ms,
-        "timing_noisy": [base.time_noisy, mode.time_noisy],
+        "period_saved_us": change.saved_ns / 1000,
+        "wait_saved_us": change.wait_saved_ns / 1000,
+        "busy_saved_us": change.busy_saved_ns / 1000,
+        "wait_share_of_saved": share,
         "profiler_inflation": mode.inflation,
         "correctness_ok": mode.correctness_ok,
+        "context": list(mode.context),
     }
     facts = (
         f"launches/step {base.launches:,g} → {mode.launches:,g} ({_change(l_drop)}), "
         f"host_wait/step {base.host_wait_ns / 1000:,.1f} → {mode.host_wait_ns / 1000:,.1f} µs "
-        f"({_change(h_drop)})"
+        f"({_change(h_drop)}); mean profiled period saved {change.saved_ns / 1000:,.1f} µs/step, "
+        f"by host + sync wait {change.wait_saved_ns / 1000:,.1f} µs/step"
     )
-    if gain_ms is not None:
-        facts += (
-            f", step time {base.time_median_ms:.3f} → {mode.time_median_ms:.3f} ms "
-            f"(noise ±{noise_ms or 0:.3f} ms)"
-        )
 
     def verdict(status: str, text: str) -> Verdict:
-        return Verdict(mode.mode, "launch", status, evidence, used, text)
+        return Verdict(mode.mode, "launch", status, evidence, used,
+                       _with_context(f"{text} ({facts})", mode))
 
     if mode.correctness_ok is False:
-        return verdict(INCONCLUSIVE, f"outputs do not match the baseline; {facts}")
-    if (
-        gain_ms is not None
-        and noise_ms is not None
-        and -gain_ms
-        > max(
-            noise_ms,
-            t.regression_min_rise * base.time_median_ms,  # type: ignore[operator]
-        )
-    ):
-        return verdict(REGRESSION, _slower_why(mode, base, t) + f" ({facts})")
-    trace_ok = (
-        l_drop is not None
-        and h_drop is not None
-        and l_drop >= t.launch_min_launch_drop
-        and h_drop >= t.launch_min_host_wait_drop
-    )
-    if not trace_ok:
-        why = _no_launch_win_why(mode, base, t, l_drop, h_drop)
-        if (
-            l_drop is not None
-            and l_drop >= t.launch_min_launch_drop
-            and gain_ms is not None
-            and noise_ms is not None
-            and gain_ms > noise_ms
-            and (mode.inflation or 0.0) > t.max_profiler_inflation
-        ):
-            return verdict(
-                INCONCLUSIVE,
-                f"launch calls fell and the unprofiled step is faster beyond its noise, but the "
-                f"profiler inflated this mode's step {mode.inflation:.1f}× (above "
-                f"{t.max_profiler_inflation:g}×), so its host wait cannot show the launch "
-                f"overhead: {why} ({facts})",
-            )
-        return verdict(NO_WIN, f"{why} ({facts})")
-    if gain_ms is None:
-        return verdict(
-            INCONCLUSIVE,
-            "the trace shows fewer launches and less host wait, but there is no unprofiled "
-            f"step timing (no manifest) to confirm a wall-clock win ({facts})",
-        )
-    noisy = base.time_noisy or mode.time_noisy
-    if noise_ms is None:
-        return verdict(INCONCLUSIVE, f"no p10–p90 spread recorded to judge noise ({facts})")
-    if gain_ms > noise_ms:
-        note = " (timing flagged noisy, but the gain clears its p10–p90 spread)" if noisy else ""
-        return verdict(WIN, facts + note)
-    if noisy:
-        return verdict(INCONCLUSIVE, f"step timing is too noisy to call ({facts})")
-    why = (
-        f"launches and host wait fell, but the unprofiled step time did not improve beyond its "
-        f"noise (it changed {-gain_ms:+.3f} ms; noise ±{noise_ms:.3f} ms)"
-    )
-    bound = _gpu_bound(base, t)
-    if bound:
-        why += "; " + bound.replace("GPU-bound", "baseline GPU-bound", 1)
-    return verdict(NO_WIN, f"{why} ({facts})")
+        return verdict(INCONCLUSIVE, "outputs do not match the baseline")
+    why_not = _no_launch_win_why(mode, base, t, h_drop)
+    # Plain traces: only a speed WIN (period fell beyond inflation) can be judged at all.
+    otherwise = INCONCLUSIVE if source == "trace" else NO_WIN
+    if speed.status == WIN:
+        if change.saved_ns <= 0:
+            inflation = (f" (profiler inflation {mode.inflation:.1f}×)"
+                         if mode.inflation is not None else "")
+            return verdict(INCONCLUSIVE, f"{_speed_text(speed)}, but the profiled period did "
+                           f"not fall{inflation}, so the trace cannot say where the time went")
+        assert share is not None
+        if share >= t.launch_min_wait_share:
+            return verdict(WIN, f"host + sync wait explain {share * 100:.0f}% of the period "
+                           f"saved: launch overhead removed ({_speed_text(speed)})")
+        return verdict(otherwise, f"{_speed_text(speed)}, but host + sync wait explain only "
+                       f"{(share if share > 0 else 0.0) * 100:.0f}% of the period saved (at least "
+                       f"{t.launch_min_wait_share * 100:.0f}% needed): the time came from "
+                       f"elsewhere; {why_not}")
+    if speed.status == REGRESSION:
+        added, wait_added = -change.saved_ns, -change.wait_saved_ns
+        if added > 0 and wait_added >= t.launch_min_wait_share * added:
+            return verdict(REGRESSION, f"{_speed_text(speed)}, and host + sync wait grew by "
+                           f"{wait_added / 1000:,.1f} µs/step, {wait_added / added * 100:.0f}% "
+                           f"of the period added; {why_not}")
+        return verdict(otherwise, f"{_speed_text(speed)}, not from launch overhead; {why_not}")
+    if speed.status == NO_WIN:
+        return verdict(NO_WIN, f"{_speed_text(speed)}; {why_not}")
+    return verdict(INCONCLUSIVE, f"{_speed_text(speed)}; {why_not}")
 
 
 def _no_launch_win_why(
-    mode: VerdictInputs,
-    base: VerdictInputs,
-    t: Thresholds,
-    l_drop: float | None,
-    h_drop: float | None,
+    mode: VerdictInputs, base: VerdictInputs, t: Thresholds, h_drop: float | None
 ) -> str:
-    """Why launch overhead did not fall, from the data (skips, GPU-bound, input copies)."""
+    """Why removing launch overhead did (or could) not pay off, from the data."""
     parts: list[str] = []
-    if mode.cudagraph_skips:
-        parts.append("cudagraphs skipped: " + "; ".join(mode.cudagraph_skips))
     if base.host_wait_ns == 0:
         parts.append("the baseline has no host wait to remove")
     bound = _gpu_bound(base, t)
     if bound:
         parts.append(bound.replace("GPU-bound", "baseline GPU-bound", 1))
-    if l_drop is not None and l_drop < t.launch_min_launch_drop:
-        parts.append(_short("launch calls", l_drop, t.launch_min_launch_drop))
-    if h_drop is not None and h_drop < t.launch_min_host_wait_drop:
-        parts.append(_short("host wait", h_drop, t.launch_min_host_wait_drop))
-    parts.extend(_copy_overhead(mode, base))
+    if mode.input_copies > 0:
+        text = _copies(mode)
+        if mode.cpu_ns >= base.cpu_ns:
+            text += (f" and the CPU time per step ({mode.cpu_ns / 1000:.1f} µs) is not below "
+                     f"the baseline's ({base.cpu_ns / 1000:.1f} µs)")
+        parts.append(text)
+    if h_drop is not None and abs(h_drop) < 0.1:
+        parts.append(f"host wait unchanged ({_change(h_drop)})")
     if h_drop is not None and h_drop < 0 and mode.cpu_ns > mode.gpu_busy_ns:
         parts.append(
             f"under the profiler the step is CPU-bound: CPU time per step "
             f"{mode.cpu_ns / 1000:,.1f} µs vs GPU busy {mode.gpu_busy_ns / 1000:,.1f} µs, so the "
             "GPU waits for Python / dispatch between launches rather than for the launches"
         )
+    if not parts and h_drop is not None and h_drop >= 0.1:
+        parts.append(f"host wait fell {h_drop * 100:.0f}% under the profiler, which the "
+                     "stopwatch does not confirm as a speed-up")
     return "; ".join(parts) if parts else "launch overhead did not clearly fall"
 
 
-def _copies(mode: VerdictInputs) -> str:
-    n = mode.input_copies
-    return f"CUDA graphs add {n:g} input-copy {'activity' if n == 1 else 'activities'} per step"
-
-
-def _copy_overhead(mode: VerdictInputs, base: VerdictInputs) -> list[str]:
-    if mode.input_copies <= 0:
-        return []
-    text = _copies(mode)
-    if mode.cpu_ns >= base.cpu_ns:
-        text += (
-            f" and the CPU time per step ({mode.cpu_ns / 1000:.1f} µs) is not below the "
-            f"baseline's ({base.cpu_ns / 1000:.1f} µs)"
-        )
-    return [text]
-
-
-def _slower_why(mode: VerdictInputs, base: VerdictInputs, t: Thresholds) -> str:
-    parts = ["unprofiled step time got slower beyond its noise"]
-    if mode.cudagraph_skips:
-        parts.append("cudagraphs skipped: " + "; ".join(mode.cudagraph_skips))
-    if mode.graph_breaks:
-        parts.append(f"{mode.graph_breaks} graph break(s)")
-    b_rise = -(relative_drop(base.gpu_busy_ns, mode.gpu_busy_ns) or 0.0)
-    if b_rise > t.regression_min_rise:
-        parts.append(f"GPU busy per step rose {b_rise * 100:.0f}%")
-    parts.extend(_copy_overhead(mode, base))
-    return "; ".join(parts)
-
-
-def verdicts_for(mode: VerdictInputs, base: VerdictInputs, t: Thresholds) -> tuple[Verdict, ...]:
-    """Both verdicts for one mode against the baseline."""
-    return (fusion_verdict(mode, base, t), launch_verdict(mode, base, t))
+def verdicts_for(
+    mode: VerdictInputs, base: VerdictInputs, speed: Verdict, change: PeriodChange,
+    t: Thresholds,
+) -> tuple[Verdict, ...]:
+    """The fusion and launch verdicts of one mode, given its speed verdict."""
+    return (fusion_verdict(mode, base, speed, t), launch_verdict(mode, base, speed, change, t))

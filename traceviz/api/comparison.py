@@ -133,11 +133,9 @@ class Comparison:
                     None)
 
     def headlines(self) -> dict[str, str]:
-        """One line per mode saying what changed, where the comparison provides it (the
-        ``headline`` field of a row, when present); modes without one are left out."""
-        from traceviz.report.headlines import mode_headlines
-
-        return mode_headlines(self._result.rows)
+        """One line per compared mode: the outcome first (speed-up and CI), then where the
+        time went and the context (:mod:`traceviz.analyze.headline`)."""
+        return {h.mode: h.text for h in self._result.headlines}
 
     def to_dict(self) -> dict[str, Any]:
         from traceviz.report.compare_report import comparison_to_dict

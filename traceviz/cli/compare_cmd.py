@@ -55,8 +55,9 @@ ThresholdFileOpt = Annotated[
                  "thresholds."),
 ]
 BaselineOpt = Annotated[
-    str | None, typer.Option("--baseline", "-b", help="Mode/trace to compare against "
-                             "(default: eager, else the first).")
+    str | None, typer.Option("--baseline", "-b", help="Mode to compare against: a mode name, "
+                             "a trace path or a trace's file name (default: eager, else the "
+                             "first).")
 ]
 InputsArg = Annotated[
     list[Path], typer.Argument(help="One run directory, or two or more trace files.")

@@ -172,12 +172,16 @@ def profile(
 
 
 def write_run_report(run_dir: Path, record: dict[str, Any]) -> tuple[Path | None, str]:
-    """Write the comparison report into the run directory and note it in the manifest.
+    """Write the comparison report into the run directory and note it, and each mode's
+    headline, in the manifest.
 
     The one place ``profile`` produces its report: calls
     ``traceviz.report.compare_report.write_run_report(run_dir)`` when that exists.
     """
-    report, note = analysis.write_comparison_report(run_dir)
+    report, note, headlines = analysis.write_comparison_report(run_dir)
+    for mode, text in headlines.items():
+        if mode in record["modes"]:
+            record["modes"][mode]["headline"] = text
     if report is not None:
         record["report"] = str(report.relative_to(run_dir) if report.is_relative_to(run_dir)
                                else report)

@@ -46,17 +46,19 @@ def add_analysis_summaries(run_dir: Path, manifest: dict[str, Any]) -> None:
             entry["analysis_summary"] = {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def write_comparison_report(run_dir: Path) -> tuple[Path | None, str]:
+def write_comparison_report(run_dir: Path) -> tuple[Path | None, str, dict[str, str]]:
     """Write the comparison report into ``run_dir`` when the report module exists.
 
-    Returns the report's path (or None) and a one-line note saying what happened.
+    Returns the report's path (or None), a one-line note saying what happened, and each
+    compared mode's headline (``{mode: text}``; empty when the report failed).
     """
     try:
         from traceviz.report.compare_report import write_run_report
     except ImportError as exc:
-        return None, f"comparison report skipped: compare_report is unavailable ({exc})"
+        return None, f"comparison report skipped: compare_report is unavailable ({exc})", {}
     try:
-        path = Path(write_run_report(run_dir))
+        path, comparison = write_run_report(run_dir)
     except Exception as exc:
-        return None, f"comparison report failed: {type(exc).__name__}: {exc}"
-    return path, f"comparison report: {path}"
+        return None, f"comparison report failed: {type(exc).__name__}: {exc}", {}
+    headlines = {h.mode: h.text for h in comparison.headlines}
+    return Path(path), f"comparison report: {path}", headlines

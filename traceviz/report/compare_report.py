@@ -128,14 +128,43 @@ def _warnings(inputs: Inputs) -> list[str]:
     return out
 
 
+def _resolved(path: str) -> Path | None:
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
+def resolve_baseline(baseline: str | None, modes: list[ModeInput]) -> str | None:
+    """The mode named by ``--baseline``: a mode name, a trace path (exact or resolving to the
+    same file), or a trace's file name as typed (``eager.json.gz``). ``None`` stays ``None``."""
+    names = [i.mode for i in modes]
+    if baseline is None or baseline in names:
+        return baseline
+    traced = [i for i in modes if i.trace_path]
+    found = [i.mode for i in traced if i.trace_path == baseline]
+    if not found:
+        want = _resolved(baseline)
+        found = [i.mode for i in traced
+                 if want is not None and _resolved(i.trace_path or "") == want]
+    if not found:
+        found = [i.mode for i in traced if Path(i.trace_path or "").name == baseline]
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        raise UsageError(f"--baseline {baseline!r} matches several inputs ({', '.join(found)}); "
+                         "pass its path or mode name")
+    raise UsageError(f"--baseline {baseline!r} is not one of: {', '.join(names)} (a mode name, "
+                     "a trace path or a trace's file name)")
+
+
 def build(
     inputs: Inputs, baseline: str | None = None, thresholds: Thresholds | None = None
 ) -> tuple[Comparison, Report]:
-    """Compare the inputs and build the report model."""
+    """Compare the inputs and build the report model (``baseline``: see
+    :func:`resolve_baseline`)."""
     names = [i.mode for i in inputs.modes]
-    if baseline is not None and baseline not in names:
-        raise UsageError(f"--baseline {baseline!r} is not one of: {', '.join(names)}")
-    comparison = compare(inputs.modes, baseline, thresholds)
+    comparison = compare(inputs.modes, resolve_baseline(baseline, inputs.modes), thresholds)
     wl = (inputs.manifest or {}).get("workload") or {}
     if wl.get("name"):
         subject = str(wl["name"])
@@ -166,6 +195,7 @@ def comparison_to_dict(comparison: Comparison, report: Report) -> dict[str, Any]
              "parts_us": {k.removesuffix("_ns"): v / 1000 for k, v in w.parts.items()}}
             for w in comparison.waterfalls
         ],
+        "headline": {h.mode: h.as_dict() for h in comparison.headlines},
         "verdicts": [v.as_dict() for v in comparison.verdicts],
         "thresholds": comparison.thresholds.as_dict(),
         "notes": list(comparison.notes),
@@ -181,14 +211,13 @@ _ROW_PRIORITY = {"mode": 1000, "status": 9, "step ms (p10–p90)": 8, "kernels/s
 
 
 def render_text(comparison: Comparison, width: int | None = None) -> Any:
-    """A rich renderable: the comparison table, per-mode headlines (when the rows carry a
-    ``headline``) and the verdicts, fitted to ``width`` columns (``None``: every column)."""
+    """A rich renderable: the per-mode headlines, the comparison table and the verdicts, fitted
+    to ``width`` columns (``None``: every column)."""
     from rich.console import Group
     from rich.text import Text
 
     from traceviz.report.fit import KEEP, Column, fit_table
-    from traceviz.report.headlines import mode_headlines
-    from traceviz.report.model import ROW_COLUMNS, row_cells
+    from traceviz.report.model import ROW_COLUMNS, row_cells, speedup_cell
 
     # "kernels/step" → "kernels /step": a narrow column may wrap its header at the slash.
     columns = [Column(name.replace("/", " /"), numeric, _ROW_PRIORITY.get(name, 0),
@@ -198,14 +227,21 @@ def render_text(comparison: Comparison, width: int | None = None) -> Any:
                      title=f"Modes (baseline {comparison.baseline})")
     style = {"WIN": "bold green", "NO_WIN": "bold", "REGRESSION": "bold red",
              "INCONCLUSIVE": "bold yellow"}
+    heads = fit_table(
+        [Column("mode", priority=KEEP), Column("speed", priority=KEEP),
+         Column("speed-up", priority=5), Column("headline", priority=KEEP, abbreviate_to=20)],
+        [(h.mode, Text(h.speed_status, style=style[h.speed_status]), speedup_cell(h), h.text)
+         for h in comparison.headlines], width,
+        title=f"Headline (baseline {comparison.baseline})")
+    evidence = {h.mode: h.evidence_source or "–" for h in comparison.headlines}
     verdicts = fit_table(
         [Column("mode", priority=KEEP), Column("verdict", priority=KEEP),
-         Column("status", priority=KEEP), Column("why", priority=KEEP, abbreviate_to=20)],
-        [(v.mode, v.kind, Text(v.status, style=style[v.status]), v.explanation)
+         Column("status", priority=KEEP), Column("evidence", priority=1),
+         Column("why", priority=KEEP, abbreviate_to=20)],
+        [(v.mode, v.kind, Text(v.status, style=style[v.status]),
+          str(v.evidence.get("evidence_source") or evidence.get(v.mode, "–")), v.explanation)
          for v in comparison.verdicts], width, title="Verdicts")
-    headlines = mode_headlines(comparison.rows)
-    lines = [Text.assemble((mode, "bold"), ": ", text) for mode, text in headlines.items()]
-    return Group(rows, *lines, verdicts)
+    return Group(heads, rows, verdicts)
 
 
 def render(comparison: Comparison, report: Report, fmt: str, plotlyjs: str = "inline") -> str:
@@ -235,8 +271,9 @@ def render(comparison: Comparison, report: Report, fmt: str, plotlyjs: str = "in
 def write_run_report(
     run_dir: Path, *, plotlyjs: str = "inline", force: bool = True,
     thresholds: Thresholds | None = None,
-) -> Path:
-    """Write ``RUN_DIR/report.html`` (the comparison of every mode) and return its path.
+) -> tuple[Path, Comparison]:
+    """Write ``RUN_DIR/report.html`` (the comparison of every mode); return its path and the
+    comparison (``traceviz profile`` prints its headlines).
 
     Called by ``traceviz profile`` at the end of a run; the run directory is its own, so an
     earlier report there is replaced unless ``force`` is false.
@@ -244,5 +281,6 @@ def write_run_report(
     from traceviz.report.output import write_atomic
 
     comparison, report = build(load_run_dir(run_dir), thresholds=thresholds)
-    return write_atomic(run_dir / "report.html", render(comparison, report, "html", plotlyjs),
+    path = write_atomic(run_dir / "report.html", render(comparison, report, "html", plotlyjs),
                         force=force)
+    return path, comparison

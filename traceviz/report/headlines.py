@@ -1,26 +1,12 @@
-"""The per-mode headline hook: one line per mode saying what changed, when the comparison
-provides it.
-
-Comparison rows (:class:`~traceviz.analyze.compare.ComparisonRow`) or manifest mode entries
-may carry a ``headline``; every display (terminal, notebook) asks :func:`mode_headlines` and
-shows what it returns, so a headline appears wherever it exists and nothing breaks where it
-does not.
+"""Per-mode headlines kept in a run's manifest (``traceviz profile`` writes each mode's
+``headline`` from the comparison, :mod:`traceviz.analyze.headline`); the profile summary shows
+them where they exist, and nothing breaks where they do not (older manifests).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
-
-
-def mode_headlines(rows: Iterable[Any]) -> dict[str, str]:
-    """``{mode: headline}`` for the comparison rows carrying a non-empty ``headline``."""
-    out: dict[str, str] = {}
-    for r in rows:
-        text = getattr(r, "headline", None)
-        if text:
-            out[str(r.mode)] = str(text)
-    return out
 
 
 def manifest_headlines(modes: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:

@@ -51,11 +51,11 @@ tr:last-child td{border-bottom:none}
 .figure{margin:8px 0 16px;min-width:0}
 .grid2{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:0 24px}
 @media (max-width:1100px){.grid2{grid-template-columns:minmax(0,1fr)}}
-#tbl-verdicts td{max-width:120ch}
+#tbl-verdicts td,#tbl-headlines td{max-width:120ch}
 #tbl-modes th,#tbl-modes td.n{white-space:normal}
 #tbl-modes td{max-width:26ch}
-#tbl-verdicts td:first-child,#tbl-modes td:first-child,#tbl-waterfall td:first-child,
-#tbl-diag td:first-child{white-space:nowrap}
+#tbl-verdicts td:first-child,#tbl-headlines td:first-child,#tbl-modes td:first-child,
+#tbl-waterfall td:first-child,#tbl-diag td:first-child{white-space:nowrap}
 .status{font-weight:700;border-radius:4px;padding:1px 6px;white-space:nowrap}
 .st-WIN{background:#dff3e4;color:#1e6b34}
 .st-NO_WIN{background:#eceff3;color:#3d4452}

@@ -160,6 +160,7 @@ def analysis_to_dict(trace: Trace, a: Analysis) -> dict[str, Any]:
                     "cache_lookup_us": us(c.cache_lookup_ns),
                     "compiled_graph_calls": c.compiled_graph_calls,
                     "cudagraph_input_copies": c.input_copies,
+                    "cudagraph_input_copy_us": us(c.input_copy_ns),
                     "in_window_compiles": c.in_window_compiles,
                 }
                 for c in a.compile.steps

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from traceviz.analyze.compare import COMPONENTS, Comparison, ComparisonRow
+from traceviz.analyze.headline import Headline
 from traceviz.analyze.model import Analysis
 from traceviz.analyze.verdicts import Verdict
 from traceviz.report import figures
@@ -314,12 +315,35 @@ ROW_COLUMNS = [
 ]
 
 
-def verdict_table(verdicts: tuple[Verdict, ...]) -> Table:
+def speedup_cell(h: Headline | None) -> str:
+    """"1.71 (95 % CI 1.62–1.80)", "1.71 (unpaired)", "4.04 (profiled)" or "–"."""
+    if h is None or h.speedup is None:
+        return "–"
+    if h.evidence_source == "paired" and h.ci_low is not None and h.ci_high is not None:
+        return (f"{h.speedup:.2f} ({(h.level or 0.95) * 100:.0f} % CI "
+                f"{h.ci_low:.2f}–{h.ci_high:.2f})")
+    return f"{h.speedup:.2f} ({'profiled' if h.evidence_source == 'trace' else 'unpaired'})"
+
+
+def headline_table(headlines: tuple[Headline, ...]) -> Table:
+    """One line per mode: its speed status, speed-up with CI, and the headline."""
+    return Table(
+        "tbl-headlines", "Headline per mode",
+        ("mode", "speed", "speed-up", "headline"),
+        tuple((h.mode, h.speed_status, speedup_cell(h), h.text) for h in headlines),
+        (False, False, True, False),
+    )
+
+
+def verdict_table(verdicts: tuple[Verdict, ...], headlines: tuple[Headline, ...] = ()) -> Table:
+    by_mode = {h.mode: h for h in headlines}
     return Table(
         "tbl-verdicts", "Verdicts",
-        ("mode", "verdict", "status", "why"),
-        tuple((v.mode, v.kind, v.status, v.explanation) for v in verdicts),
-        (False, False, False, False),
+        ("mode", "verdict", "status", "speed-up", "evidence", "why"),
+        tuple((v.mode, v.kind, v.status, speedup_cell(by_mode.get(v.mode)),
+               str(v.evidence.get("evidence_source") or "–"), v.explanation)
+              for v in verdicts),
+        (False, False, False, True, False, False),
     )
 
 
@@ -330,12 +354,19 @@ def build_comparison_report(
     """The comparison report: verdicts, the comparison table, figures, waterfalls, diagnostics."""
     c = comparison
     sections: list[Section] = [
+        Section("headline", "Headline",
+                f"Each mode against the baseline {c.baseline!r}: the outcome on the stopwatch "
+                "(speed-up = baseline time / mode time; paired: median of ABBA pair ratios with "
+                "a bootstrap CI; unpaired: separate-process medians; profiled: the traces' GPU "
+                "period), where the profiled time went, the counts, and what to know about the "
+                "mode.", (headline_table(c.headlines),)),
         Section("verdicts", "Verdicts",
-                f"Each mode against the baseline {c.baseline!r}. fusion: kernels/step and GPU "
-                "busy/step clearly down with matching outputs. launch: launch calls/step and "
-                "host wait/step clearly down and the unprofiled step time better beyond its "
-                "noise. Thresholds are listed at the end of the report.",
-                (verdict_table(c.verdicts),)),
+                "speed: the CI (or the unpaired / profiled evidence) against ±min_speedup. "
+                "fusion: fewer kernels and GPU busy down beyond its step-to-step spread, with "
+                "matching outputs and no slower step. launch: a speed win of which host + sync "
+                "wait explain at least launch_min_wait_share. Thresholds are listed at the end "
+                "of the report; rules in docs/comparison.md.",
+                (verdict_table(c.verdicts, c.headlines),)),
         Section("modes", "Modes side by side",
                 "step ms: unprofiled step time from the run manifest (median, p10–p90). "
                 "profiled ms: GPU period per step under the profiler (median); inflation = "
