@@ -142,7 +142,7 @@ def test_compare_of_traces_matches_the_cli_json() -> None:
     r = cli("compare", str(EAGER), str(COMPILE), "--format", "json")
     assert r.returncode == 0, r.stderr
     assert c.to_json() == r.stdout
-    assert set(c.verdicts["kind"]) == {"fusion", "launch"}
+    assert set(c.verdicts["kind"]) == {"speed", "fusion", "launch"}
     assert c.rows["mode"].tolist() == ["elementwise_eager", "elementwise_compile"]
     w = c.waterfalls.iloc[0]
     parts = ["gpu_busy_ns", "host_wait_ns", "sync_wait_ns", "graph_internal_ns",

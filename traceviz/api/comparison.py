@@ -128,7 +128,7 @@ class Comparison:
         ])
 
     def verdict(self, mode: str, kind: str) -> Verdict | None:
-        """The verdict of ``mode`` of ``kind`` ("fusion" or "launch"), ``None`` if none."""
+        """The verdict of ``mode`` of ``kind`` ("speed", "fusion" or "launch"), ``None`` if none."""
         return next((v for v in self._result.verdicts if v.mode == mode and v.kind == kind),
                     None)
 
