@@ -60,3 +60,19 @@ def test_a_one_line_cudagraph_skip_message_stops_at_the_next_record():
     assert parse_compile_log(log)["cudagraph_skips"] == [
         "skipping cudagraphs due to cpu device (arg0)"
     ]
+
+
+def test_a_skip_message_continued_under_the_same_log_prefix_is_kept_whole():
+    # As torch 2.11 writes it: every line of the message repeats the record's prefix.
+    head = "W1122 19:10:19.347000 6004 torch/_inductor/cudagraph_utils.py:207] [__cudagraphs] "
+    log = (
+        head + "skipping cudagraphs due to mutated inputs (1 instances). Found from : \n"
+        + head + '   File "/w/inplace_update.py", line 37, in step\n'
+        + head + "    out.tanh_()\n"
+        + head + "\n"
+        + "@@traceviz-phase checking\n"
+    )
+    assert parse_compile_log(log)["cudagraph_skips"] == [
+        "skipping cudagraphs due to mutated inputs (1 instances). Found from: "
+        'File "/w/inplace_update.py", line 37, in step out.tanh_()'
+    ]

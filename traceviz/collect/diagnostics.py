@@ -60,13 +60,22 @@ def compile_counters() -> dict[str, Any]:
     }
 
 
-def _skip_message(first: str, following: list[str]) -> str:
+def _skip_message(prefix: str, first: str, following: list[str]) -> str:
     """A whole skip message: its first line plus the source lines Inductor prints after it
     (``… mutated inputs (1 instances). Found from :`` then ``File "w.py", line 9, in step`` and
-    the code line), joined into one line with runs of whitespace collapsed."""
+    the code line), joined into one line with runs of whitespace collapsed.
+
+    Continuation lines either repeat the first line's log prefix (``prefix``: the glog header
+    and artifact tags, as torch writes them) or carry none; a blank payload, another record or
+    a traceviz phase line ends the message.
+    """
     parts = [first.rstrip()]
     for line in following[:MAX_SKIP_CONTINUATION]:
-        if not line.strip() or _RECORD_START.match(line):
+        if prefix and line.startswith(prefix):
+            line = line[len(prefix):]
+        elif _RECORD_START.match(line):
+            break
+        if not line.strip():
             break
         parts.append(line.strip())
     text = " ".join(parts)
@@ -90,7 +99,7 @@ def parse_compile_log(text: str) -> dict[str, Any]:
             if failure not in guard_failures:
                 guard_failures.append(failure)
         elif m := _CUDAGRAPH_SKIP.search(line):
-            message = _skip_message(m.group(1), lines[i + 1 :])
+            message = _skip_message(line[: m.start(1)], m.group(1), lines[i + 1 :])
             if message not in skips:
                 skips.append(message)
     return {
