@@ -1,0 +1,88 @@
+"""Collective instances of one rank: NCCL kernels attributed to a step by their launch call.
+
+Each kernel's collective name, message size, process group and sequence number come from, in
+order: the kernel's own arguments (torch >= 2.3 copies them onto the kernel), the
+``record_param_comms`` CPU op with the kernel's ``External id``, and the kernel name (name
+only: size and group unknown).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from traceviz.analyze.model import Analysis
+from traceviz.trace import Trace
+from traceviz.vocab import (
+    COLLECTIVE_IN_KERNEL_NAME,
+    COLLECTIVE_KERNEL,
+    DTYPE_BYTES,
+    Category,
+)
+
+INSTANCE_COLUMNS = ("step", "group", "name", "nelems", "bytes", "seq", "start_ns", "end_ns")
+
+
+def collective_kernel_rows(trace: Trace) -> np.ndarray:
+    """Rows of ``trace.gpu`` that are collective-library kernels."""
+    gpu = trace.gpu
+    names = gpu["name"].cat.categories
+    lut = np.fromiter((bool(COLLECTIVE_KERNEL.match(str(n))) for n in names), bool,
+                      count=len(names))
+    if not len(gpu):
+        return np.zeros(0, np.int64)
+    is_coll = lut[gpu["name"].cat.codes.to_numpy()] & (gpu["cat"].to_numpy() == Category.KERNEL)
+    return np.flatnonzero(is_coll)
+
+
+def _name_from_kernel(kernel: str) -> str:
+    m = COLLECTIVE_IN_KERNEL_NAME.match(kernel)
+    return m.group(1).lower() if m else kernel
+
+
+def rank_instances(trace: Trace, analysis: Analysis) -> tuple[pd.DataFrame, int]:
+    """The rank's collective instances in numbered steps (columns :data:`INSTANCE_COLUMNS`,
+    absolute own-clock ns, sorted by start), and the count of collective kernels left out
+    because their launch is outside every numbered step."""
+    rows = collective_kernel_rows(trace)
+    gpu = trace.gpu
+    step_idx = analysis.activity_step[rows]
+    numbers = np.array([-1 if s.number is None else s.number for s in analysis.steps] or [-1],
+                       np.int64)
+    step = np.where(step_idx >= 0, numbers[np.maximum(step_idx, 0)], -1)
+    outside = int(np.count_nonzero(step < 0))
+    rows, step = rows[step >= 0], step[step >= 0]
+    base = trace.meta.base_time_ns or 0
+    df = pd.DataFrame({
+        "step": step,
+        "start_ns": gpu["ts_ns"].to_numpy()[rows] + base,
+        "end_ns": gpu["end_ns"].to_numpy()[rows] + base,
+        "correlation": gpu["correlation"].to_numpy()[rows],
+        "external_id": gpu["external_id"].to_numpy()[rows],
+        "kernel": gpu["name"].to_numpy()[rows].astype(str) if len(rows) else np.zeros(0, str),
+    })
+    comms = trace.comms
+    args = ["collective", "in_nelems", "group_name", "seq", "dtype"]
+    on_kernel = comms[comms["cat"] == Category.KERNEL].drop_duplicates("correlation")
+    on_op = comms[(comms["cat"] == Category.CPU_OP) & (comms["external_id"] >= 0)]
+    on_op = on_op[on_op["collective"] != ""].drop_duplicates("external_id")
+    k = df.merge(on_kernel[["correlation", *args]], on="correlation", how="left")
+    o = df.merge(on_op[["external_id", *args]], on="external_id", how="left")
+    use_k = k["collective"].notna().to_numpy()
+    use_o = ~use_k & o["collective"].notna().to_numpy()
+    out = pd.DataFrame({"step": df["step"].to_numpy()})
+    for a in args:
+        fill = "" if a in ("collective", "group_name", "dtype") else -1
+        col = np.where(use_k, k[a].to_numpy(), np.where(use_o, o[a].to_numpy(), fill))
+        out[a] = col if fill == "" else col.astype(np.int64)
+    from_name = np.array([_name_from_kernel(n) for n in df["kernel"]], dtype=object)
+    out["name"] = np.where(use_k | use_o, out["collective"].to_numpy(), from_name)
+    out["group"] = out["group_name"].astype(str)
+    out["nelems"] = out["in_nelems"]
+    width = np.array([DTYPE_BYTES.get(str(d), -1) for d in out["dtype"]], np.int64)
+    out["bytes"] = np.where((width > 0) & (out["nelems"] >= 0), out["nelems"] * width, -1)
+    out["start_ns"] = df["start_ns"].to_numpy()
+    out["end_ns"] = df["end_ns"].to_numpy()
+    out = out[list(INSTANCE_COLUMNS)].sort_values("start_ns", kind="stable")
+    return out.reset_index(drop=True), outside
+
