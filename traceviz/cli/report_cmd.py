@@ -1,4 +1,5 @@
-"""``traceviz report TRACE|RUN_DIR``: the single-trace report, or a run directory's comparison.
+"""``traceviz report TRACE|RUN_DIR|RANK_TRACES…``: the single-trace report, a run directory's
+comparison, or the multi-rank report (several traces, or a directory of rank traces).
 
 HTML is the default format (a self-contained page); ``json``, ``md`` and ``text`` go to stdout
 unless ``-o`` is given.
@@ -107,9 +108,11 @@ def _trace_payload(trace: Path, fmt: Format, plotlyjs: str, to_terminal: bool,
 
 @user_errors
 def report(
-    target: Annotated[
-        Path, typer.Argument(help="A trace file (.json or .json.gz), or a run directory from "
-                             "`traceviz profile` (then: the comparison report).")
+    targets: Annotated[
+        list[Path], typer.Argument(help="A trace file (.json or .json.gz), or a run directory "
+                                   "from `traceviz profile` (then: the comparison report), or "
+                                   "the traces of a distributed run's ranks (several files or "
+                                   "one directory: the multi-rank report).")
     ],
     fmt: FormatOpt = Format.html,
     out: OutOpt = None,
@@ -125,8 +128,16 @@ def report(
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
     from traceviz.report.compare_report import is_run_dir
 
+    from traceviz.report.ranks_output import rank_trace_paths, render_ranks
+
     totals: dict[Path, Totals] = {}
-    if is_run_dir(target):
+    target = targets[0]
+    rank_traces = rank_trace_paths(targets, is_run_dir(target))
+    if rank_traces is not None:
+        payload = render_ranks(rank_traces, fmt.value, plotlyjs.value)
+        traces = rank_traces
+        default = Path("traceviz-ranks.report.html")
+    elif is_run_dir(target):
         payload, default = comparison_output([target], baseline, threshold, thresholds_file,
                                              fmt.value, plotlyjs.value)
         traces = sorted(target.glob("*.pt.trace.json*"))
