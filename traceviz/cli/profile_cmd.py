@@ -103,6 +103,11 @@ def profile(
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 when a mode failed, mismatched or timed out.")
     ] = False,
+    nproc: Annotated[
+        int | None, typer.Option("--nproc", min=1, help="Run each mode on N ranks with "
+                                 "torch.distributed (NCCL on CUDA, gloo on CPU); the workload "
+                                 "needs make_model/make_batch/loss (workloads/ddp_mlp.py).")
+    ] = None,
 ) -> None:
     """Profile WORKLOAD in eager / torch.compile / CUDA-graph / Triton modes and compare them."""
     console = Console()
@@ -160,6 +165,10 @@ def profile(
         for mode in selected:
             reason = skip_reason(mode, cuda=cuda, triton=probe["triton_importable"],
                                  has_triton_step=probe["workload"]["has_triton_step"])
+            if nproc and not reason:
+                from traceviz.collect.distributed import UNSUPPORTED
+
+                reason = UNSUPPORTED.get(mode)
             if reason:
                 record["modes"][mode] = manifest.mode_entry(status="skipped", reason=reason)
                 progress.console.print(f"  {mode}: skipped ({reason})")
@@ -170,7 +179,14 @@ def profile(
             def show(phase: str, mode: str = mode, task: Any = task) -> None:
                 progress.update(task, description=f"{mode}: {phase}")
 
-            entry = runner.run_mode(Path(workload).resolve(), mode, run_dir, settings, env, show)
+            if nproc:
+                from traceviz.collect.distributed import run_mode_ranks
+
+                entry = run_mode_ranks(Path(workload).resolve(), mode, run_dir, settings, env,
+                                       nproc, show)
+            else:
+                entry = runner.run_mode(Path(workload).resolve(), mode, run_dir, settings, env,
+                                        show)
             record["modes"][mode] = manifest.mode_entry(**entry)
             progress.update(task, description=f"{mode}: {entry['status']}", total=1, completed=1)
             manifest.write_manifest(run_dir, record)
