@@ -72,7 +72,11 @@ def build_ranks_report(r: RanksAnalysis, figures: bool = True) -> Report:
     )
     return Report(kind="ranks", title=f"traceviz — {len(r.ranks)} rank traces",
                   facts=tuple(facts),
-                  warnings=tuple(w.message for w in r.health), sections=sections)
+                  warnings=tuple(w.message for w in r.health) + tuple(
+                      f"rank {i.rank}: {w.message}"
+                      for i, a in zip(r.ranks, r.per_rank_analysis, strict=True)
+                      for w in a.health),
+                  sections=sections)
 
 
 def _clock_fact(r: RanksAnalysis) -> str:
