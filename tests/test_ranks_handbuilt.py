@@ -272,3 +272,26 @@ def test_step_skew_and_slowest_period(tmp_path: Path) -> None:
     # rank 0: 5 -> 70 µs = 65 µs, rank 1: 5 -> 70 = 65 µs.
     assert r.step_skew_ns_median == 0
     assert r.slowest_period_ns_median == pytest.approx(100_000)
+
+
+def test_gloo_cpu_collectives_are_matched_by_their_start_step(tmp_path: Path) -> None:
+    # CPU-only ranks (gloo): one "gloo:all_reduce" annotation per step on a worker thread;
+    # the one starting exactly at step 2's start belongs to step 2.
+    paths = []
+    for rank, arrive in ((0, 10_000), (1, 40_000)):
+        b = TraceBuilder()
+        b.distributed(rank, 2, hostname="node0")
+        for n in (1, 2):
+            s = n * STEP
+            b.step(n, s, STEP)
+            b.x("user_annotation", "gloo:all_reduce", s + arrive, 50_000, tid=555)
+        b.x("user_annotation", "gloo:all_reduce", 2 * STEP, 1_000, tid=556)  # boundary: step 2
+        paths.append(b.write(tmp_path / f"g.rank{rank}.json"))
+    r = analyze_paths(paths)
+    assert [(s.rank, s.step, s.collectives) for s in r.rank_steps] == [
+        (0, 1, 1), (0, 2, 2), (1, 1, 1), (1, 2, 2)]
+    assert set(r.instances.name) == {"all_reduce"}
+    s01 = [s for s in steps_of(r, 0) if s.step == 1][0]
+    assert (s01.comm_wait_ns, s01.lateness_ns) == (30_000, 0)
+    st = r.straggler
+    assert st is not None and (st.rank, st.cause) == (1, "unknown")  # no GPU: cause unknown

@@ -20,14 +20,17 @@ def straggler_sentence(r: RanksAnalysis) -> str:
             return "no collective was matched across ranks: no straggler can be named"
         return "all ranks arrive together at every matched collective: no straggler"
     name = st.collective_name or "collective"
-    bound = ("host-bound (host wait "
-             f"{_ms(st.host_wait_ns_median)}/step vs compute {_ms(st.compute_busy_ns_median)})"
-             if st.cause == "host" else
-             f"GPU-bound (compute {_ms(st.compute_busy_ns_median)}/step vs host wait "
-             f"{_ms(st.host_wait_ns_median)})")
+    if st.cause == "host":
+        bound = (f"it is host-bound (host wait {_ms(st.host_wait_ns_median)}/step vs compute "
+                 f"{_ms(st.compute_busy_ns_median)})")
+    elif st.cause == "gpu":
+        bound = (f"it is GPU-bound (compute {_ms(st.compute_busy_ns_median)}/step vs host wait "
+                 f"{_ms(st.host_wait_ns_median)})")
+    else:
+        bound = "cause unknown (its trace has no GPU activity to tell host from GPU)"
     return (f"rank {st.rank} arrives {_ms(st.lateness_ns_per_instance)} late at "
             f"{st.late_instances_per_step:g} of {st.instances_per_step:g} {name} per step "
-            f"(straggler in {st.steps} of {st.matched_steps} steps): it is {bound}")
+            f"(straggler in {st.steps} of {st.matched_steps} steps): {bound}")
 
 
 def _table_text(t: Table) -> list[str]:

@@ -1,4 +1,5 @@
-"""Collective instances of one rank: NCCL kernels attributed to a step by their launch call.
+"""Collective instances of one rank: NCCL kernels attributed to a step by their launch call,
+and gloo (CPU) collectives (``gloo:<op>`` annotations) attributed by their start.
 
 Each kernel's collective name, message size, process group and sequence number come from, in
 order: the kernel's own arguments (torch >= 2.3 copies them onto the kernel), the
@@ -12,10 +13,12 @@ import numpy as np
 import pandas as pd
 
 from traceviz.analyze.model import Analysis
+from traceviz.analyze.steps import StepWindows
 from traceviz.trace import Trace
 from traceviz.vocab import (
     COLLECTIVE_IN_KERNEL_NAME,
     COLLECTIVE_KERNEL,
+    CPU_COLLECTIVE_PREFIX,
     DTYPE_BYTES,
     Category,
 )
@@ -83,6 +86,43 @@ def rank_instances(trace: Trace, analysis: Analysis) -> tuple[pd.DataFrame, int]
     out["bytes"] = np.where((width > 0) & (out["nelems"] >= 0), out["nelems"] * width, -1)
     out["start_ns"] = df["start_ns"].to_numpy()
     out["end_ns"] = df["end_ns"].to_numpy()
-    out = out[list(INSTANCE_COLUMNS)].sort_values("start_ns", kind="stable")
-    return out.reset_index(drop=True), outside
+    gloo, gloo_outside = _cpu_collectives(trace, analysis)
+    out = pd.concat([out[list(INSTANCE_COLUMNS)], gloo], ignore_index=True)
+    out = out.sort_values("start_ns", kind="stable")
+    return out.reset_index(drop=True), outside + gloo_outside
+
+
+def _cpu_collectives(trace: Trace, analysis: Analysis) -> tuple[pd.DataFrame, int]:
+    """gloo collectives: ``gloo:<op>`` user annotations, in the numbered step whose CPU window
+    contains their start (the later step at a shared boundary). Size and group unknown."""
+    cpu = trace.cpu
+    names = cpu["name"].cat.categories
+    lut = np.fromiter((str(n).startswith(CPU_COLLECTIVE_PREFIX) for n in names), bool,
+                      count=len(names))
+    rows = np.flatnonzero(lut[cpu["name"].cat.codes.to_numpy()]
+                          & (cpu["cat"].to_numpy() == Category.USER_ANNOTATION)) \
+        if len(cpu) else np.zeros(0, np.int64)
+    numbered = [s for s in analysis.steps if s.number is not None]
+    windows = StepWindows(
+        tuple(s.name for s in numbered), tuple(s.number for s in numbered),
+        np.array([s.cpu_start_ns for s in numbered], np.int64),
+        np.array([s.cpu_start_ns + s.cpu_ns for s in numbered], np.int64), False, 0)
+    ts = cpu["ts_ns"].to_numpy()[rows]
+    where = windows.locate(ts)
+    numbers = np.array([s.number for s in numbered] or [-1], np.int64)
+    step = np.where(where >= 0, numbers[np.maximum(where, 0)], -1)
+    inside = step >= 0
+    base = trace.meta.base_time_ns or 0
+    n = int(np.count_nonzero(inside))
+    label = cpu["name"].to_numpy()[rows][inside].astype(str) if n else np.zeros(0, str)
+    return pd.DataFrame({
+        "step": step[inside],
+        "group": np.full(n, "", dtype=object),
+        "name": np.array([s[len(CPU_COLLECTIVE_PREFIX):] for s in label], dtype=object),
+        "nelems": np.full(n, -1, np.int64),
+        "bytes": np.full(n, -1, np.int64),
+        "seq": np.full(n, -1, np.int64),
+        "start_ns": ts[inside] + base,
+        "end_ns": cpu["end_ns"].to_numpy()[rows][inside] + base,
+    }), int(np.count_nonzero(~inside))
 

@@ -62,8 +62,12 @@ def exposed_by_step(trace: Trace, analysis: Analysis, coll_rows: np.ndarray,
     return {s: b - compute.get(s, 0) for s, b in both.items()}
 
 
-def cause(host_wait_ns: float, sync_wait_ns: float, compute_busy_ns: float) -> str:
-    """``host`` when host wait + sync wait exceed compute busy, else ``gpu``."""
+def cause(host_wait_ns: float, sync_wait_ns: float, compute_busy_ns: float,
+          period_ns: float) -> str:
+    """``host`` when host wait + sync wait exceed compute busy, else ``gpu``; ``unknown`` when
+    the step has no GPU period (a CPU-only trace says nothing about it)."""
+    if period_ns <= 0:
+        return "unknown"
     return "host" if host_wait_ns + sync_wait_ns > compute_busy_ns else "gpu"
 
 
@@ -84,7 +88,7 @@ def step_stragglers(rank_steps: tuple[RankStep, ...], with_collectives: set[int]
         else:
             out.append(StepStraggler(step, top.rank, late,
                                      cause(top.host_wait_ns, top.sync_wait_ns,
-                                           top.compute_busy_ns)))
+                                           top.compute_busy_ns, top.period_ns)))
     return tuple(out)
 
 
@@ -100,6 +104,7 @@ def run_straggler(stragglers: tuple[StepStraggler, ...], rank_steps: tuple[RankS
     lateness = [rs.lateness_ns or 0 for rs in mine]
     host = np.median([rs.host_wait_ns + rs.sync_wait_ns for rs in mine])
     comp = np.median([rs.compute_busy_ns for rs in mine])
+    period = np.median([rs.period_ns for rs in mine])
     rows = inst[(inst["rank"] == rank) & (inst["match"] >= 0) & inst["step"].isin(matched)]
     late_rows = rows[(rows["lateness_ns"] > 0) & (rows["wait_ns"] == 0)]
     per_step_late = late_rows.groupby("step").size().reindex(matched, fill_value=0)
@@ -110,7 +115,7 @@ def run_straggler(stragglers: tuple[StepStraggler, ...], rank_steps: tuple[RankS
         steps=counts[rank],
         matched_steps=len(matched),
         mean_lateness_ns=int(sum(lateness) // len(lateness)) if lateness else 0,
-        cause="host" if host > comp else "gpu",
+        cause=cause(host, 0, comp, period),
         host_wait_ns_median=int(host),
         compute_busy_ns_median=int(comp),
         late_instances_per_step=float(np.median(per_step_late.to_numpy())),

@@ -95,7 +95,7 @@ class StepStraggler:
     step: int
     rank: int | None
     lateness_ns: int
-    cause: str | None  # "host" | "gpu"
+    cause: str | None  # "host" | "gpu" | "unknown" (no GPU period)
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ class RunStraggler:
     steps: int  # steps where it is the straggler
     matched_steps: int
     mean_lateness_ns: int  # its total lateness per step, mean over matched steps
-    cause: str  # "host" | "gpu", from its median step metrics
+    cause: str  # "host" | "gpu" | "unknown", from its median step metrics
     host_wait_ns_median: int  # host_wait + sync_wait, median over steps
     compute_busy_ns_median: int
     late_instances_per_step: float  # median count of instances where it arrived last (> first)
