@@ -291,7 +291,7 @@ def test_gloo_cpu_collectives_are_matched_by_their_start_step(tmp_path: Path) ->
     assert [(s.rank, s.step, s.collectives) for s in r.rank_steps] == [
         (0, 1, 1), (0, 2, 2), (1, 1, 1), (1, 2, 2)]
     assert set(r.instances.name) == {"all_reduce"}
-    s01 = [s for s in steps_of(r, 0) if s.step == 1][0]
+    s01 = next(s for s in steps_of(r, 0) if s.step == 1)
     assert (s01.comm_wait_ns, s01.lateness_ns) == (30_000, 0)
     st = r.straggler
     assert st is not None and (st.rank, st.cause) == (1, "unknown")  # no GPU: cause unknown

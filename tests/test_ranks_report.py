@@ -36,7 +36,7 @@ def test_json_of_a_rank_dir_has_the_documented_ranks_shape(rank_dir: Path) -> No
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     ranks = doc["ranks"]
-    assert RANKS_KEYS <= set(ranks)
+    assert set(ranks) >= RANKS_KEYS
     assert (ranks["count"], ranks["world_size"]) == (2, 2)
     assert ranks["clock"]["aligned_by"] == "same_host"
     assert ranks["clock"]["offsets_us"] == {"0": 0.0, "1": 0.0}

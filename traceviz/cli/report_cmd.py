@@ -127,7 +127,6 @@ def report(
 ) -> None:
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
     from traceviz.report.compare_report import is_run_dir
-
     from traceviz.report.ranks_output import rank_trace_paths, render_ranks
 
     totals: dict[Path, Totals] = {}

@@ -78,11 +78,12 @@ def rank_instances(trace: Trace, analysis: Analysis) -> tuple[pd.DataFrame, int]
         fill = "" if a in ("collective", "group_name", "dtype") else -1
         col = np.where(use_k, k[a].to_numpy(), np.where(use_o, o[a].to_numpy(), fill))
         out[a] = col if fill == "" else col.astype(np.int64)
-    from_name = np.array([_name_from_kernel(n) for n in df["kernel"]], dtype=object)
+    uniq, inv = np.unique(df["kernel"].to_numpy().astype(str), return_inverse=True)
+    from_name = np.array([_name_from_kernel(n) for n in uniq], dtype=object)[inv]
     out["name"] = np.where(use_k | use_o, out["collective"].to_numpy(), from_name)
     out["group"] = out["group_name"].astype(str)
     out["nelems"] = out["in_nelems"]
-    width = np.array([DTYPE_BYTES.get(str(d), -1) for d in out["dtype"]], np.int64)
+    width = out["dtype"].astype(str).map(DTYPE_BYTES).fillna(-1).to_numpy(np.int64)
     out["bytes"] = np.where((width > 0) & (out["nelems"] >= 0), out["nelems"] * width, -1)
     out["start_ns"] = df["start_ns"].to_numpy()
     out["end_ns"] = df["end_ns"].to_numpy()
@@ -118,7 +119,8 @@ def _cpu_collectives(trace: Trace, analysis: Analysis) -> tuple[pd.DataFrame, in
     return pd.DataFrame({
         "step": step[inside],
         "group": np.full(n, "", dtype=object),
-        "name": np.array([s[len(CPU_COLLECTIVE_PREFIX):] for s in label], dtype=object),
+        "name": pd.Series(label, dtype=object).str.slice(len(CPU_COLLECTIVE_PREFIX))
+        .to_numpy(object),
         "nelems": np.full(n, -1, np.int64),
         "bytes": np.full(n, -1, np.int64),
         "seq": np.full(n, -1, np.int64),
