@@ -295,3 +295,18 @@ def test_gloo_cpu_collectives_are_matched_by_their_start_step(tmp_path: Path) ->
     assert (s01.comm_wait_ns, s01.lateness_ns) == (30_000, 0)
     st = r.straggler
     assert st is not None and (st.rank, st.cause) == (1, "unknown")  # no GPU: cause unknown
+
+
+def test_launch_evidence_pairs_the_stragglers_host_wait_with_its_peers_comm_wait(
+        tmp_path: Path) -> None:
+    from traceviz.analyze.distributed.launch import launch_evidence
+
+    e = launch_evidence(two_ranks(tmp_path))
+    assert (e.straggler_rank, e.straggler_host_wait_ns, e.peers_comm_wait_ns) == (
+        1, 65_000.0, 25_000.0)
+    assert e.slowest_period_ns == 100_000
+    sub = tmp_path / "eq"
+    sub.mkdir()
+    together = analyze_paths([rank_trace(sub, 0, 2, arrive=30_000),
+                              rank_trace(sub, 1, 2, arrive=30_000)])
+    assert launch_evidence(together).straggler_rank is None

@@ -21,7 +21,7 @@ import time
 
 import torch
 
-DESCRIPTION = "DDP forward+backward+SGD of a Linear+GELU MLP (6 x 2048, batch 64)"
+DESCRIPTION = "DDP fwd+bwd+SGD of a Linear+GELU MLP (CUDA 6x2048, batch 64; CPU 2x64, batch 8)"
 RTOL = 1e-3
 ATOL = 1e-4
 FLOAT64_REFERENCE = False
