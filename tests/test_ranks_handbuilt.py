@@ -293,6 +293,8 @@ def test_gloo_cpu_collectives_are_matched_by_their_start_step(tmp_path: Path) ->
     assert set(r.instances.name) == {"all_reduce"}
     s01 = next(s for s in steps_of(r, 0) if s.step == 1)
     assert (s01.comm_wait_ns, s01.lateness_ns) == (30_000, 0)
+    # no GPU period: the CPU wait is not GPU busy time, and nothing is "exposed" against GPU
+    assert (s01.effective_busy_ns, s01.exposed_comm_ns) == (None, None)
     st = r.straggler
     assert st is not None and (st.rank, st.cause) == (1, "unknown")  # no GPU: cause unknown
 

@@ -136,7 +136,7 @@ def _rank_steps(trace: Trace, analysis: Analysis, rank: int, coll_rows: np.ndarr
             collectives=int(count.get(n, 0)), matched=ok,
             comm_wait_ns=(int(row["wait_ns"]) if row is not None else 0) if ok else None,
             comm_transfer_ns=(int(row["transfer_ns"]) if row is not None else 0) if ok else None,
-            exposed_comm_ns=exposed.get(n, 0) if ok else None,
+            exposed_comm_ns=exposed.get(n, 0) if ok and s.period_ns > 0 else None,
             lateness_ns=(int(row["lateness_ns"]) if row is not None else 0) if ok else None,
         ))
     return out

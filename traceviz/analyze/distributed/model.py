@@ -79,13 +79,16 @@ class RankStep:
     matched: bool  # the step's collectives were paired across ranks
     comm_wait_ns: int | None  # None when not matched
     comm_transfer_ns: int | None
-    exposed_comm_ns: int | None
+    exposed_comm_ns: int | None  # None also when the step has no GPU period
     lateness_ns: int | None
 
     @property
     def effective_busy_ns(self) -> int | None:
-        """``gpu_busy - comm_wait``."""
-        return None if self.comm_wait_ns is None else self.gpu_busy_ns - self.comm_wait_ns
+        """``gpu_busy - comm_wait``; None when not matched or the step has no GPU period (a
+        CPU collective's wait is not GPU busy time)."""
+        if self.comm_wait_ns is None or self.period_ns <= 0:
+            return None
+        return self.gpu_busy_ns - self.comm_wait_ns
 
 
 @dataclass(frozen=True)
