@@ -104,3 +104,20 @@ def test_rank_report_never_imports_torch_or_plotly(rank_dir: Path, fmt: str) -> 
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.stderr.split("HEAVY=")[1].strip() == ""
+
+
+def test_arrival_spread_plots_each_ranks_lateness_per_kth_collective(tmp_path: Path) -> None:
+    pytest.importorskip("plotly")
+    from tests.test_ranks_handbuilt import analyze_paths
+    from traceviz.report.ranks_figures import arrival_spread, rank_stacked_bars
+
+    r = analyze_paths([rank_trace(tmp_path, 0, 2, arrive=30_000, extra={2: 80_000}),
+                       rank_trace(tmp_path, 1, 2, arrive=55_000, launch=50_000,
+                                  extra={2: 80_000})])
+    fig = arrival_spread(r)
+    assert [t.name for t in fig.data] == ["rank 0", "rank 1"]
+    assert list(fig.data[1].x) == ["allreduce #0", "allreduce #0", "allreduce #1",
+                                   "allreduce #0"]
+    assert list(fig.data[1].y) == [25.0, 25.0, 0.0, 25.0]
+    bars = {t.name: list(t.x) for t in rank_stacked_bars(r).data}
+    assert bars["comm wait"] == [25.0, 0.0] and bars["compute"] == [20.0, 20.0]

@@ -4,6 +4,7 @@ arrival spread per collective."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -58,14 +59,13 @@ def arrival_spread(r: RanksAnalysis) -> go.Figure:
     ok = inst.match >= 0
     fig = go.Figure()
     if ok.any():
-        step, match = inst.step[ok], inst.match[ok]
+        step, match, names = inst.step[ok], inst.match[ok], inst.name[ok]
         order = np.lexsort((match, step))
-        first_of_step = {}
-        label = np.empty(len(order), dtype=object)
-        for j, i in enumerate(order):
-            s = int(step[i])
-            first_of_step.setdefault(s, int(match[i]))
-            label[j] = f"{inst.name[ok][i]} #{int(match[i]) - first_of_step[s]}"
+        # k: the instance's position among its step's matched instances (dense rank of its id)
+        k = (pd.DataFrame({"step": step[order], "match": match[order]})
+             .groupby("step")["match"].rank(method="dense").to_numpy(np.int64) - 1)
+        label = np.array([f"{n} #{i}" for n, i in zip(names[order], k.tolist(), strict=True)],
+                         dtype=object)
         lateness = inst.lateness_ns[ok][order] / 1000
         ranks = inst.rank[ok][order]
         for k in np.unique(ranks):
