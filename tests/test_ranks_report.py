@@ -121,3 +121,43 @@ def test_arrival_spread_plots_each_ranks_lateness_per_kth_collective(tmp_path: P
     assert list(fig.data[1].y) == [25.0, 25.0, 0.0, 25.0]
     bars = {t.name: list(t.x) for t in rank_stacked_bars(r).data}
     assert bars["comm wait"] == [25.0, 0.0] and bars["compute"] == [20.0, 20.0]
+
+
+def _rank_with_step(path: Path, rank: int, step_ns: int) -> Path:
+    """A rank whose GPU work starts every ``step_ns`` (so its median period is ``step_ns``)."""
+    from tests.kineto import TraceBuilder
+
+    b = TraceBuilder()
+    b.distributed(rank, 2, hostname="node0")
+    for n in (1, 2, 3, 4):
+        s = n * step_ns
+        b.step(n, s, step_ns)
+        b.kernel(launch_ts=s + 1_000, ts=s + 5_000, dur=10_000)
+    return b.write(path / f"m.rank{rank}.json")
+
+
+def test_a_nproc_run_dir_mode_is_compared_through_its_slowest_rank(tmp_path: Path) -> None:
+    from traceviz.report.compare_report import load_run_dir
+
+    run = tmp_path / "run"
+    run.mkdir()
+    fast = _rank_with_step(run, 0, 100_000)
+    slow = _rank_with_step(run, 1, 120_000)
+    entry = {"status": "ok", "profiled": {"trace": fast.name, "traces": [fast.name, slow.name]}}
+    (run / "manifest.json").write_text(json.dumps({"modes": {"eager": entry}}))
+    (mode,) = load_run_dir(run).modes
+    assert Path(mode.trace_path).name == slow.name
+    assert mode.analysis is not None and mode.analysis.per_step.period_ns == 120_000
+
+
+def test_slowest_rank_is_the_largest_median_period_first_on_a_tie(tmp_path: Path) -> None:
+    import traceviz
+    from traceviz.analyze.distributed.slowest import slowest_rank_index
+
+    analyses = []
+    for i, step_ns in enumerate((100_000, 120_000, 120_000)):
+        (tmp_path / str(i)).mkdir()
+        trace = traceviz.load(_rank_with_step(tmp_path / str(i), i % 2, step_ns))
+        analyses.append(traceviz.analyze(trace))
+    assert slowest_rank_index(analyses) == 1
+    assert slowest_rank_index(analyses[:1]) == 0
