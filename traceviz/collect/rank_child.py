@@ -30,8 +30,10 @@ from traceviz.collect.mode_names import COMPILE_MODES, CUDAGRAPH_TREE_MODES
 
 #: Functions a workload needs for ``--nproc`` (see workloads/ddp_mlp.py).
 DISTRIBUTED_API = ("make_model", "make_batch", "loss")
-#: Side-stream warm-up steps before the manual capture (each is a real training step).
-CAPTURE_WARMUP_STEPS = 3
+#: Side-stream warm-up steps before the manual capture (each is a real training step). The
+#: PyTorch CUDA-graphs notes ask for at least 11 DDP-enabled eager iterations before a
+#: full-backward capture, DDP constructed on a side stream, and NCCL async error handling off.
+CAPTURE_WARMUP_STEPS = 11
 
 
 def rank_result_path(run_dir: Path, mode: str, rank: int) -> Path:
@@ -182,14 +184,23 @@ class RankRun:
         device = torch.device(f"cuda:{self.local_rank}" if self.cuda else "cpu")
         if self.cuda:
             torch.cuda.set_device(device)
+        capture = self.mode == "cudagraph"
+        if capture and self.cuda:
+            os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "0"  # the DDP-capture recipe
         dist.init_process_group("nccl" if self.cuda else "gloo",
                                 device_id=device if self.cuda else None)
         batch = module.make_batch(device, self.rank)
-        ddp, opt = self._ddp(module, device)
+        if capture and self.cuda:
+            side = torch.cuda.Stream()
+            with torch.cuda.stream(side):
+                ddp, opt = self._ddp(module, device)
+            torch.cuda.current_stream().wait_stream(side)
+        else:
+            ddp, opt = self._ddp(module, device)
         self.enter("compiling" if self.mode in COMPILE_MODES else
                    "capturing" if self.mode == "cudagraph" else "first call")
         begin = time.perf_counter()
-        if self.mode == "cudagraph":
+        if capture:
             if not self.cuda:
                 raise ValueError("cudagraph needs CUDA")
             step = self._captured(module, ddp, opt, batch)
