@@ -82,3 +82,16 @@ def test_real_2022_trace_without_arguments_matches_by_kernel_name(tmp_path: Path
     assert len(inst) > 0 and (inst.match >= 0).all()
     assert set(inst.name) <= {"allreduce", "sendrecv"} and (inst.bytes == -1).all()
     assert (inst.wait_ns == 0).all()
+
+
+@pytest.mark.parametrize(("name", "instances"), [
+    ("a100_compile_cudagraph_triton_nccl_rank0.json.gz", 75),
+    ("v100_compiled_cudagraph_nccl_rank1.json.gz", 60)])
+def test_real_compiled_cudagraph_traces_pair_every_instance_in_a_step(
+        name: str, instances: int, tmp_path: Path) -> None:
+    r = pair_with_itself(_need(name), tmp_path)
+    inst = r.instances
+    assert len(inst) == 2 * instances and (inst.match >= 0).all()
+    assert (inst.wait_ns == 0).all()
+    # NCCL kernels launched before the first / after the last ProfilerStep are not matched
+    assert any(w.code == "collectives_outside_steps" for w in r.health)
