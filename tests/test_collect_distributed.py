@@ -53,6 +53,15 @@ def test_each_mode_runs_on_two_ranks_with_one_trace_per_rank(ddp_run) -> None:
     assert manifest["modes"]["cudagraph"]["status"] == "skipped"
 
 
+def test_each_mode_gets_a_ranks_report_and_summary_naming_the_straggler(ddp_run) -> None:
+    run_dir, manifest = ddp_run
+    for mode in ("eager", "compile"):
+        e = manifest["modes"][mode]
+        assert (run_dir / e["ranks_report"]).is_file()
+        assert e["ranks_summary"]["straggler"]["rank"] == 1
+        assert e["ranks_summary"]["count"] == 2
+
+
 def test_rank_traces_name_their_rank_and_the_knob_makes_rank_1_the_straggler(ddp_run) -> None:
     run_dir, _ = ddp_run
     proc = subprocess.run(

@@ -137,6 +137,28 @@ def run_mode_ranks(
         entry["compile"] = {**(entry.get("compile") or {}), **parse_compile_log(log_text)}
     entry["wall_s"] = time.monotonic() - begin
     entry["log"] = str(log_path.relative_to(run_dir))
-    if not any(rank_trace_path(run_dir, mode, r).exists() for r in range(nproc)):
+    traces = [rank_trace_path(run_dir, mode, r) for r in range(nproc)]
+    if not any(t.exists() for t in traces):
         entry["profiled"] = None
+    elif all(t.exists() for t in traces):
+        entry.update(write_ranks_report(run_dir, mode, traces))
     return entry
+
+
+def write_ranks_report(run_dir: Path, mode: str, traces: list[Path]) -> dict[str, Any]:
+    """Analyze the mode's rank traces together: ``<mode>.ranks.html`` in the run dir, and the
+    manifest keys ``ranks_report`` and ``ranks_summary`` (the JSON ``ranks`` minus the
+    per-step rows). A failure is recorded as ``ranks_summary: {"error": …}``, never raised."""
+    try:
+        from traceviz.report.ranks_json import ranks_to_dict
+        from traceviz.report.ranks_output import load_ranks, render_loaded
+
+        result, kept = load_ranks(traces)
+        page = run_dir / f"{mode}.ranks.html"
+        page.write_text(render_loaded(result, kept, "html", "inline"), encoding="utf-8")
+        summary = ranks_to_dict(result, kept)["ranks"]
+        for key in ("rank_steps", "traces"):
+            summary.pop(key, None)
+        return {"ranks_report": page.name, "ranks_summary": summary}
+    except Exception as exc:  # the analyzer's failure is a fact about this run, not fatal
+        return {"ranks_report": None, "ranks_summary": {"error": f"{type(exc).__name__}: {exc}"}}

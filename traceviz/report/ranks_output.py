@@ -7,6 +7,7 @@ Entry points: :func:`rank_trace_paths` (which CLI targets are rank traces) and
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from traceviz.errors import UsageError
 
@@ -34,8 +35,9 @@ def rank_trace_paths(targets: list[Path], is_run_dir: bool) -> list[Path] | None
     return found
 
 
-def render_ranks(paths: list[Path], fmt: str, plotlyjs: str = "inline") -> str:
-    """Load and analyze every rank trace, then render the multi-rank report in ``fmt``."""
+def load_ranks(paths: list[Path]) -> tuple[Any, list[Any]]:
+    """The :class:`~traceviz.analyze.distributed.model.RanksAnalysis` of the traces, and the
+    traces it kept (in rank order)."""
     import traceviz
     from traceviz.analyze.distributed import analyze_ranks
 
@@ -43,7 +45,17 @@ def render_ranks(paths: list[Path], fmt: str, plotlyjs: str = "inline") -> str:
     analyses = [traceviz.analyze(t) for t in traces]
     result = analyze_ranks(list(zip(traces, analyses, strict=True)))
     by_path = {t.meta.path: t for t in traces}
-    kept = [by_path[i.path] for i in result.ranks]
+    return result, [by_path[i.path] for i in result.ranks]
+
+
+def render_ranks(paths: list[Path], fmt: str, plotlyjs: str = "inline") -> str:
+    """Load and analyze every rank trace, then render the multi-rank report in ``fmt``."""
+    result, kept = load_ranks(paths)
+    return render_loaded(result, kept, fmt, plotlyjs)
+
+
+def render_loaded(result: Any, kept: list[Any], fmt: str, plotlyjs: str = "inline") -> str:
+    """Render an already computed multi-rank analysis (``kept``: its traces, rank order)."""
     if fmt == "json":
         import msgspec
 
