@@ -86,6 +86,10 @@ def test_the_run_dir_report_compares_modes(ddp_run) -> None:
                           check=False)
     assert proc.returncode == 0, proc.stderr
     assert "eager" in proc.stdout and "compile" in proc.stdout
+    md = subprocess.run([sys.executable, "-m", "traceviz", "report", str(run_dir),
+                         "--format", "md"], capture_output=True, text=True, timeout=300,
+                        check=False).stdout
+    assert "eager ranks" in md and "rank 1 arrives" in md
 
 
 def test_launcher_runs_one_process_per_rank_through_torch_distributed_run() -> None:

@@ -130,6 +130,12 @@ def _facts(inputs: Inputs, comparison: Comparison) -> list[tuple[str, str]]:
     if m.get("created"):
         facts.append(("run started", str(m["created"])))
     facts.append(("baseline", comparison.baseline))
+    for i in inputs.modes:  # profile --nproc: each mode's straggler, from its ranks report
+        summary = (i.manifest or {}).get("ranks_summary") or {}
+        sentence = (summary.get("straggler") or {}).get("sentence")
+        if sentence:
+            facts.append((f"{i.mode} ranks", f"{sentence} (slowest rank's step time compared; "
+                          f"{(i.manifest or {}).get('ranks_report')})"))
     return facts
 
 
