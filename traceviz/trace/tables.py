@@ -21,6 +21,7 @@ Missing ``correlation`` / ``external_id`` are ``-1``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +50,16 @@ def comm_table(rows: list[int], args: list[tuple[Any, ...]], cols: dict[str, np.
                            else np.int64)
     df = pd.DataFrame({k: data[k] for k in COMM_COLUMNS})
     return df.sort_values("ts_ns", kind="stable").reset_index(drop=True)
+
+
+def comms_from_chunks(chunks: Sequence[Any], cols: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The ``comms`` table of decoded chunks (each with ``cat`` and ``comm_rows``, see
+    :class:`~traceviz.trace.decode.ColumnChunk`) whose kept events were concatenated, in
+    order, into ``cols``."""
+    offsets = np.cumsum([0] + [len(c.cat) for c in chunks])
+    rows = [(int(o) + r[0], r[1:]) for c, o in zip(chunks, offsets, strict=False)
+            for r in c.comm_rows]
+    return comm_table([r for r, _ in rows], [a for _, a in rows], cols)
 
 
 def empty_comm_table() -> pd.DataFrame:
