@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from traceviz.collect.distributed import launcher_cmd, merge_rank_results
+from traceviz.collect.distributed import launcher_cmd, merge_rank_results, nproc_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 DELAY_MS = 50
@@ -136,3 +136,9 @@ def test_straggler_knob_sleeps_only_on_the_chosen_rank(monkeypatch) -> None:
     mod.before_step(0)
     mod.before_step(1)
     assert slept == [0.003]
+
+
+def test_nproc_needs_one_gpu_per_rank_on_cuda_only() -> None:
+    assert nproc_problem(2, "cuda", {"gpu_count": 2}) is None
+    assert "torch sees 1 GPU" in (nproc_problem(2, "cuda", {"gpu_count": 1}) or "")
+    assert nproc_problem(4, "cpu", {"gpu_count": 0}) is None

@@ -134,6 +134,11 @@ def profile(
         device = "cuda" if env["cuda_available"] else "cpu"
     elif device == "cuda" and not env["cuda_available"]:
         raise UsageError("--device cuda: torch sees no CUDA device here")
+    if nproc:
+        from traceviz.collect.distributed import nproc_problem
+
+        if (problem := nproc_problem(nproc, device, env)) is not None:
+            raise UsageError(problem)
     run_dir = out or manifest.default_run_dir(probe["workload"]["name"], started)
     try:
         run_dir = manifest.prepare_run_dir(run_dir, force)

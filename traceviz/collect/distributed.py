@@ -31,6 +31,14 @@ from traceviz.collect.runner import REASON_LOG_LINES, RunSettings, _pump, _trim_
 UNSUPPORTED = {"triton": "the triton mode has no distributed form (--nproc)"}
 
 
+def nproc_problem(nproc: int, device: str, environment: dict[str, Any]) -> str | None:
+    """Why ``--nproc`` cannot run here (one rank per GPU on CUDA), or None."""
+    gpus = environment.get("gpu_count")
+    if device == "cuda" and isinstance(gpus, int) and nproc > gpus:
+        return f"--nproc {nproc}: one rank per GPU, and torch sees {gpus} GPU(s) here"
+    return None
+
+
 def launcher_cmd(workload: Path, mode: str, run_dir: Path, nproc: int, device: str,
                  settings_json: str) -> list[str]:
     """The ``torch.distributed.run`` command line of one mode."""
