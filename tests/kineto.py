@@ -15,6 +15,7 @@ from typing import Any
 
 CPU_PID, CPU_TID, BWD_TID = 100, 100, 101
 BASE_NS = 1_790_000_000_000_000_000
+NCCL_ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
 
 
 def us(ns: int) -> float:
@@ -66,6 +67,44 @@ class TraceBuilder:
                            cat="cuda_driver" if api.startswith("cu") and not api.startswith(
                                "cuda") else "cuda_runtime")
         self.gpu(corr, ts, dur, name=name, stream=stream)
+        return corr
+
+    def distributed(self, rank: int, world_size: int, hostname: str | None = None,
+                    groups: dict[str, list[int]] | None = None) -> None:
+        """``distributedInfo`` (NCCL) and, with ``hostname``, the traceviz stamp naming the host."""
+        pgs = groups if groups is not None else {"0": list(range(world_size))}
+        self.top["distributedInfo"] = {
+            "backend": "nccl", "rank": rank, "world_size": world_size, "nccl_version": "2.21.5",
+            "pg_config": [{"pg_name": n, "pg_desc": "default_pg", "backend_config": "cuda:nccl",
+                           "pg_size": len(r), "ranks": r} for n, r in pgs.items()],
+        }
+        if hostname is not None:
+            self.top["traceviz"] = {"hostname": hostname}
+
+    def collective(self, launch_ts: int, ts: int, dur: int, name: str = "allreduce",
+                   nelems: int = 1024, group: str = "0", seq: int | None = None,
+                   dtype: str = "Float", stream: int = 20, on_kernel: bool = False,
+                   params: bool = True,
+                   kernel: str = NCCL_ALLREDUCE
+                   ) -> int:
+        """A collective: ``record_param_comms`` CPU op around a launch of an NCCL kernel.
+
+        The collective parameters go on the CPU op (``params``) and, with ``on_kernel``, also on
+        the kernel (torch >= 2.3). Returns the kernel's correlation id.
+        """
+        self._corr += 1
+        corr, ext = self._corr, self._corr + 500_000
+        comm: dict[str, Any] = {"Collective name": name, "In msg nelems": nelems,
+                                "Out msg nelems": nelems, "Process Group Name": group,
+                                "Group size": 2, "dtype": dtype}
+        if seq is not None:
+            comm["Seq"] = seq
+        self.x("cpu_op", "record_param_comms", launch_ts - 100, 1_200,
+               **{"External id": ext, **(comm if params else {})})
+        self.x("cuda_runtime", "cudaLaunchKernel", launch_ts, 1_000, correlation=corr,
+               **{"External id": ext})
+        self.x("kernel", kernel, ts, dur, pid=0, tid=stream, device=0, stream=stream,
+               correlation=corr, **{"External id": ext, **(comm if on_kernel else {})})
         return corr
 
     def document(self) -> dict[str, Any]:

@@ -168,3 +168,21 @@ class GapClass(IntEnum):
 
 
 GAP_CLASS_NAMES: tuple[str, ...] = ("graph_internal", "sync_wait", "host_wait", "other_idle")
+
+# --- distributed runs (collectives) ---------------------------------------------------------
+#: GPU kernels of a collective library (NCCL / RCCL): ``ncclDevKernel_*``, ``ncclKernel_*``,
+#: and ROCm's ``rccl*`` / ``hip``-prefixed NCCL names.
+COLLECTIVE_KERNEL = re.compile(r"^(nccl(Dev)?Kernel_|rccl|hipnccl|nccl_)", re.IGNORECASE)
+#: The collective in an NCCL kernel name (``ncclDevKernel_AllReduce_Sum_f32_RING_LL`` →
+#: ``AllReduce``); used when the trace carries no ``Collective name`` argument.
+COLLECTIVE_IN_KERNEL_NAME = re.compile(r"^(?:nccl(?:Dev)?Kernel|rccl\w*?)_([A-Za-z]+)")
+#: CPU-side collectives of the gloo backend: ``user_annotation`` spans named ``gloo:<op>`` on
+#: the gloo worker thread (their start is the rank's arrival, as an NCCL kernel's start is).
+CPU_COLLECTIVE_PREFIX = "gloo:"
+#: Bytes per element of the ``dtype`` names ``record_param_comms`` writes.
+DTYPE_BYTES: dict[str, int] = {
+    "Float": 4, "Double": 8, "Half": 2, "BFloat16": 2, "Long": 8, "Int": 4, "Short": 2,
+    "Char": 1, "Byte": 1, "Bool": 1, "Float8_e4m3fn": 1, "Float8_e5m2": 1,
+}
+#: Rank in a trace file name, when the trace has no ``distributedInfo.rank``.
+RANK_IN_FILE_NAME = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)

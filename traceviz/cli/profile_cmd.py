@@ -85,6 +85,11 @@ def profile(
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 when a mode failed, mismatched or timed out.")
     ] = False,
+    nproc: Annotated[
+        int | None, typer.Option("--nproc", min=1, help="Run each mode on N ranks with "
+                                 "torch.distributed (NCCL on CUDA, gloo on CPU); the workload "
+                                 "needs make_model/make_batch/loss (workloads/ddp_mlp.py).")
+    ] = None,
 ) -> None:
     """Profile WORKLOAD in eager / torch.compile / CUDA-graph / Triton modes and compare them."""
     console = Console()
@@ -113,6 +118,11 @@ def profile(
         device = "cuda" if env["cuda_available"] else "cpu"
     elif device == "cuda" and not env["cuda_available"]:
         raise UsageError("--device cuda: torch sees no CUDA device here")
+    if nproc:
+        from traceviz.collect.distributed import nproc_problem
+
+        if (problem := nproc_problem(nproc, device, env)) is not None:
+            raise UsageError(problem)
     run_dir = out or manifest.default_run_dir(probe["workload"]["name"], started)
     try:
         run_dir = manifest.prepare_run_dir(run_dir, force)
@@ -145,13 +155,24 @@ def profile(
         for mode in selected:
             reason = skip_reason(mode, cuda=cuda, triton=probe["triton_importable"],
                                  has_triton_step=probe["workload"]["has_triton_step"])
+            if nproc and not reason:
+                from traceviz.collect.distributed import UNSUPPORTED
+
+                reason = UNSUPPORTED.get(mode)
             if reason:
                 record["modes"][mode] = manifest.mode_entry(status="skipped", reason=reason)
                 progress.skip(mode, reason)
                 manifest.write_manifest(run_dir, record)
                 continue
             show = progress.start(mode)
-            entry = runner.run_mode(Path(workload).resolve(), mode, run_dir, settings, env, show)
+            if nproc:
+                from traceviz.collect.distributed import run_mode_ranks
+
+                entry = run_mode_ranks(Path(workload).resolve(), mode, run_dir, settings, env,
+                                       nproc, show)
+            else:
+                entry = runner.run_mode(Path(workload).resolve(), mode, run_dir, settings, env,
+                                        show)
             record["modes"][mode] = manifest.mode_entry(**entry)
             progress.finish(entry["status"])
             manifest.write_manifest(run_dir, record)

@@ -1,4 +1,5 @@
-"""``traceviz report TRACE|RUN_DIR``: the single-trace report, or a run directory's comparison.
+"""``traceviz report TRACE|RUN_DIR|RANK_TRACES…``: the single-trace report, a run directory's
+comparison, or the multi-rank report (several traces, or a directory of rank traces).
 
 HTML is the default format (a self-contained page); ``json``, ``md`` and ``text`` go to stdout
 unless ``-o`` is given.
@@ -89,9 +90,11 @@ def _trace_payload(trace: Path, fmt: Format, plotlyjs: str, to_terminal: bool,
 
 @user_errors
 def report(
-    target: Annotated[
-        Path, typer.Argument(help="A trace file (.json or .json.gz), or a run directory from "
-                             "`traceviz profile` (then: the comparison report).")
+    targets: Annotated[
+        list[Path], typer.Argument(help="A trace file (.json or .json.gz), or a run directory "
+                                   "from `traceviz profile` (then: the comparison report), or "
+                                   "the traces of a distributed run's ranks (several files or "
+                                   "one directory: the multi-rank report).")
     ],
     fmt: FormatOpt = Format.html,
     out: OutOpt = None,
@@ -106,6 +109,7 @@ def report(
 ) -> None:
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
     from traceviz.report.compare_report import is_run_dir
+    from traceviz.report.ranks_output import rank_trace_paths, render_ranks
 
     if hta:
         from traceviz.api import HtaMissingError
@@ -114,7 +118,13 @@ def report(
         if not hta_available():
             raise HtaMissingError()
     analyses: dict[Path, Analysis] = {}
-    if is_run_dir(target):
+    target = targets[0]
+    rank_traces = rank_trace_paths(targets, is_run_dir(target))
+    if rank_traces is not None:
+        payload = render_ranks(rank_traces, fmt.value, plotlyjs.value)
+        traces = rank_traces
+        default = Path("traceviz-ranks.report.html")
+    elif is_run_dir(target):
         if fmt is Format.text and out is None and not hta and sys.stdout.isatty():
             print_fitted_comparison([target], baseline, threshold, thresholds_file)
             return

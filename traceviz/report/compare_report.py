@@ -45,6 +45,19 @@ def _analyze(path: Path) -> tuple[Any, str | None]:
     return traceviz.analyze(trace), device
 
 
+def _slowest_rank(run_dir: Path, names: list[str]) -> tuple[Path | None, Any, str | None]:
+    """The trace, analysis and device of a distributed mode's slowest rank (its step time is
+    the mode's: :mod:`traceviz.analyze.distributed.slowest`)."""
+    from traceviz.analyze.distributed.slowest import slowest_rank_index
+
+    found = [run_dir / n for n in names if (run_dir / n).is_file()]
+    if not found:
+        return None, None, None
+    analyzed = [_analyze(p) for p in found]
+    i = slowest_rank_index([a for a, _ in analyzed])
+    return found[i], analyzed[i][0], analyzed[i][1]
+
+
 def load_run_dir(run_dir: Path) -> Inputs:
     """Every mode of a run directory's manifest, with the analysis of its trace if it has one."""
     try:
@@ -59,7 +72,11 @@ def load_run_dir(run_dir: Path) -> Inputs:
         trace_name = (entry.get("profiled") or {}).get("trace") if isinstance(entry, dict) else None
         analysis = device = None
         path = run_dir / trace_name if trace_name else None
-        if path is not None and path.is_file():
+        rank_traces = (entry.get("profiled") or {}).get("traces") if isinstance(entry, dict) \
+            else None
+        if isinstance(rank_traces, list) and len(rank_traces) > 1:  # profile --nproc
+            path, analysis, device = _slowest_rank(run_dir, rank_traces)
+        elif path is not None and path.is_file():
             analysis, device = _analyze(path)
         inputs.append(ModeInput(str(mode), str(path) if path else None, analysis,
                                 entry if isinstance(entry, dict) else None, device))
@@ -113,6 +130,12 @@ def _facts(inputs: Inputs, comparison: Comparison) -> list[tuple[str, str]]:
     if m.get("created"):
         facts.append(("run started", str(m["created"])))
     facts.append(("baseline", comparison.baseline))
+    for i in inputs.modes:  # profile --nproc: each mode's straggler, from its ranks report
+        summary = (i.manifest or {}).get("ranks_summary") or {}
+        sentence = (summary.get("straggler") or {}).get("sentence")
+        if sentence:
+            facts.append((f"{i.mode} ranks", f"{sentence} (slowest rank's step time compared; "
+                          f"{(i.manifest or {}).get('ranks_report')})"))
     return facts
 
 

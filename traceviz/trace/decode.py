@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -46,6 +46,21 @@ class _Args(msgspec.Struct, gc=False):
     external_id_legacy: int = msgspec.field(default=MISSING_ID, name="external id")
     name: str | None = None
     labels: str | None = None
+    # Collective parameters (``record_param_comms`` CPU ops; NCCL kernels of torch >= 2.3).
+    # Loosely typed: they are rare, and their types vary across torch versions.
+    collective: Any = msgspec.field(default=None, name="Collective name")
+    in_nelems: Any = msgspec.field(default=None, name="In msg nelems")
+    out_nelems: Any = msgspec.field(default=None, name="Out msg nelems")
+    group_name: Any = msgspec.field(default=None, name="Process Group Name")
+    group_size: Any = msgspec.field(default=None, name="Group size")
+    seq: Any = msgspec.field(default=None, name="Seq")
+    dtype: Any = None
+
+
+#: One kept event that carries collective parameters: ``(kept row in the chunk, collective,
+#: in_nelems, out_nelems, group_name, group_size, seq, dtype)``; missing numbers are -1,
+#: missing strings "".
+CommRow = tuple[int, str, int, int, str, int, int, str]
 
 
 class _Event(msgspec.Struct, gc=False):
@@ -94,6 +109,7 @@ class ColumnChunk:
     category_counts: dict[str, int]
     string_ids: dict[int, str]  # synthetic numeric id -> original string pid/tid
     trace_spans: list[tuple[int, int]]  # (ts_ns, dur_ns) of the profiler's "Trace" span events
+    comm_rows: list[CommRow] = field(default_factory=list)  # kept events with collective args
 
 
 _STREAM_RE = re.compile(r"(\d+)")
@@ -191,6 +207,13 @@ def _normalise(e: _LooseEvent) -> _Event:
             external_id_legacy=_to_id(a.get("external id")),
             name=a.get("name") if isinstance(a.get("name"), str) else None,
             labels=a.get("labels") if isinstance(a.get("labels"), str) else None,
+            collective=a.get("Collective name"),
+            in_nelems=a.get("In msg nelems"),
+            out_nelems=a.get("Out msg nelems"),
+            group_name=a.get("Process Group Name"),
+            group_size=a.get("Group size"),
+            seq=a.get("Seq"),
+            dtype=a.get("dtype"),
         )
     pid = e.pid if isinstance(e.pid, (int, str)) and not isinstance(e.pid, bool) else 0
     tid = e.tid if isinstance(e.tid, (int, str)) and not isinstance(e.tid, bool) else 0
@@ -255,6 +278,9 @@ def columns_from_events(events: list[_Event]) -> ColumnChunk:
                           dtype=np.int64)
     dur_ns = us_to_ns([e.dur for e in kept])
     np.maximum(dur_ns, 0, out=dur_ns)
+    comm_rows = [
+        _comm_row(i, a) for i, a in enumerate(args) if a is not None and a.collective is not None
+    ]
     return ColumnChunk(
         cat=cat[kept_idx],
         name=codes,
@@ -270,7 +296,20 @@ def columns_from_events(events: list[_Event]) -> ColumnChunk:
         category_counts=category_counts,
         string_ids=string_ids,
         trace_spans=trace_spans,
+        comm_rows=comm_rows,
     )
+
+
+def _comm_row(row: int, a: _Args) -> CommRow:
+    def num(v: Any) -> int:
+        n = _to_id(v)
+        return n if n >= 0 else -1
+
+    def text(v: Any) -> str:
+        return "" if v is None else str(v)
+
+    return (row, text(a.collective), num(a.in_nelems), num(a.out_nelems), text(a.group_name),
+            num(a.group_size), num(a.seq), text(a.dtype))
 
 
 def decode_chunk(buf: bytes | memoryview) -> ColumnChunk:

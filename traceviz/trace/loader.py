@@ -16,7 +16,7 @@ import pandas as pd
 from traceviz.errors import NotATraceError, TraceDecodeError
 from traceviz.trace.decode import ColumnChunk, decode_chunk, split_event_array, string_id
 from traceviz.trace.source import read_trace_bytes
-from traceviz.trace.tables import DeviceInfo, Trace, TraceMeta
+from traceviz.trace.tables import DeviceInfo, Trace, TraceMeta, comms_from_chunks
 from traceviz.vocab import (
     CPU_CATEGORIES,
     GPU_ACTIVITY_CATEGORIES,
@@ -266,7 +266,8 @@ def _build_trace(
         trace_span_ns=trace_span,
         notes=tuple(notes),
     )
-    return Trace(meta=meta, gpu=gpu, runtime=runtime, cpu=cpu)
+    return Trace(meta=meta, gpu=gpu, runtime=runtime, cpu=cpu,
+                 comms=comms_from_chunks(chunks, cols))
 
 
 def _devices(props: Any) -> tuple[DeviceInfo, ...]:

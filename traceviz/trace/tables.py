@@ -11,15 +11,62 @@ categories are shared by all three tables):
 ``cpu``      CPU ops and user annotations (cat cpu_op / user_annotation):
              ``cat, name, pid, tid, ts_ns, dur_ns, end_ns, external_id``
 
+``comms``    events carrying collective parameters (``record_param_comms`` CPU ops, and NCCL
+             kernels of torch >= 2.3): ``cat, pid, tid, ts_ns, end_ns, correlation, external_id,
+             collective, in_nelems, out_nelems, group_name, group_size, seq, dtype``
+             (missing numbers ``-1``, missing strings ``""``). Few rows: one per collective call.
+
 Missing ``correlation`` / ``external_id`` are ``-1``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
+
+COMM_ARG_COLUMNS = (
+    "collective", "in_nelems", "out_nelems", "group_name", "group_size", "seq", "dtype"
+)
+COMM_COLUMNS = ("cat", "pid", "tid", "ts_ns", "end_ns", "correlation", "external_id",
+                *COMM_ARG_COLUMNS)
+
+
+def comm_table(rows: list[int], args: list[tuple[Any, ...]], cols: dict[str, np.ndarray]
+               ) -> pd.DataFrame:
+    """The ``comms`` table: ``rows`` index the loader's concatenated event columns ``cols``;
+    ``args`` are the matching collective parameters (in :data:`COMM_ARG_COLUMNS` order)."""
+    idx = np.asarray(rows, dtype=np.int64)
+    data: dict[str, Any] = {
+        k: cols[k][idx] for k in ("cat", "pid", "tid", "ts_ns", "correlation", "external_id")
+    }
+    data["end_ns"] = cols["ts_ns"][idx] + cols["dur_ns"][idx]
+    for j, k in enumerate(COMM_ARG_COLUMNS):
+        values = [a[j] for a in args]
+        data[k] = np.array(values, dtype=object if k in ("collective", "group_name", "dtype")
+                           else np.int64)
+    df = pd.DataFrame({k: data[k] for k in COMM_COLUMNS})
+    return df.sort_values("ts_ns", kind="stable").reset_index(drop=True)
+
+
+def comms_from_chunks(chunks: Sequence[Any], cols: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The ``comms`` table of decoded chunks (each with ``cat`` and ``comm_rows``, see
+    :class:`~traceviz.trace.decode.ColumnChunk`) whose kept events were concatenated, in
+    order, into ``cols``."""
+    offsets = np.cumsum([0] + [len(c.cat) for c in chunks])
+    rows = [(int(o) + r[0], r[1:]) for c, o in zip(chunks, offsets, strict=False)
+            for r in c.comm_rows]
+    return comm_table([r for r, _ in rows], [a for _, a in rows], cols)
+
+
+def empty_comm_table() -> pd.DataFrame:
+    """A ``comms`` table with no rows."""
+    return comm_table([], [], {k: np.zeros(0, np.int64) for k in
+                               ("cat", "pid", "tid", "ts_ns", "dur_ns", "correlation",
+                                "external_id")})
 
 
 @dataclass(frozen=True)
@@ -66,12 +113,14 @@ class TraceMeta:
 
 @dataclass(frozen=True)
 class Trace:
-    """A loaded trace: :class:`TraceMeta` and the ``gpu`` / ``runtime`` / ``cpu`` tables."""
+    """A loaded trace: :class:`TraceMeta` and the ``gpu`` / ``runtime`` / ``cpu`` / ``comms``
+    tables."""
 
     meta: TraceMeta
     gpu: pd.DataFrame
     runtime: pd.DataFrame
     cpu: pd.DataFrame
+    comms: pd.DataFrame = field(default_factory=empty_comm_table)
 
     @property
     def names(self) -> pd.Index:

@@ -1,0 +1,157 @@
+"""Multi-rank analysis: ``analyze_ranks([(trace, analysis), ...]) -> RanksAnalysis``.
+
+Rank discovery (:mod:`.discover`), collective instances (:mod:`.instances`), cross-rank matching
+and clocks (:mod:`.matching`), per-rank-per-step metrics and stragglers (:mod:`.metrics`).
+Definitions: ``docs/metrics.md``, section "Rank traces".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from traceviz.analyze.distributed.discover import rank_health, rank_info
+from traceviz.analyze.distributed.instances import collective_kernel_rows, rank_instances
+from traceviz.analyze.distributed.matching import align_clocks, match_instances, waits
+from traceviz.analyze.distributed.metrics import (
+    collective_summaries,
+    compute_busy_by_step,
+    exposed_by_step,
+    rank_summary,
+    run_straggler,
+    step_stragglers,
+)
+from traceviz.analyze.distributed.model import (
+    Instances,
+    RankInfo,
+    RanksAnalysis,
+    RankStep,
+)
+from traceviz.analyze.model import Analysis, HealthWarning
+from traceviz.trace import Trace
+
+
+def analyze_ranks(items: Sequence[tuple[Trace, Analysis]]) -> RanksAnalysis:
+    """Analyze the traces of the ranks of one run together (each with its own analysis)."""
+    infos = [rank_info(t) for t, _ in items]
+    keep, health, world = rank_health([i[0] for i in infos], [t.meta.path for t, _ in items],
+                                      [i[2] for i in infos])
+    items = [items[i] for i in keep]
+    infos = [infos[i] for i in keep]
+    ranks = [i[0] for i in infos]
+    rank_infos = tuple(RankInfo(r, t.meta.path, src, w, host, groups)
+                       for (t, _), (r, src, w, host, groups) in zip(items, infos, strict=True))
+
+    step_sets = [{s.number for s in a.steps if s.number is not None} for _, a in items]
+    common = set.intersection(*step_sets) if step_sets else set()
+    partial = set.union(*step_sets) - common if step_sets else set()
+    if partial:
+        health.append(HealthWarning(
+            "steps_not_on_all_ranks",
+            f"{len(partial)} step numbers are not in every rank's trace (profiler windows "
+            "differ): their collectives are not matched", len(partial)))
+    steps = tuple(sorted(common))
+
+    frames, coll_rows = [], []
+    for (t, a), r in zip(items, ranks, strict=True):
+        df, outside = rank_instances(t, a)
+        frames.append(df.assign(rank=r))
+        coll_rows.append(collective_kernel_rows(t))
+        if outside:
+            health.append(HealthWarning(
+                "collectives_outside_steps",
+                f"rank {r}: {outside} collective kernels launched outside every numbered step "
+                "are not matched", outside))
+    inst = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    pg: dict[str, tuple[int, ...]] = {}
+    for ri in rank_infos:
+        for name, members in ri.groups.items():
+            pg.setdefault(name, members)
+    members = {g: tuple(r for r in pg.get(g, ranks) if r in ranks) or tuple(ranks)
+               for g in (inst["group"].unique() if len(inst) else ())}
+    match, warns, bad_steps = match_instances(inst, members, steps)
+    health.extend(warns)
+    clock, cwarn = align_clocks(inst, match, ranks, [ri.hostname for ri in rank_infos])
+    health.extend(cwarn)
+    wait, transfer, late, last_own = waits(inst, match, clock.offsets_ns)
+    inst = inst.assign(match=match, wait_ns=wait, transfer_ns=transfer, lateness_ns=late,
+                       last_own_ns=last_own)
+
+    rank_steps: list[RankStep] = []
+    for (t, a), r, crow in zip(items, ranks, coll_rows, strict=True):
+        rank_steps.extend(_rank_steps(t, a, r, crow, inst[inst["rank"] == r], steps, bad_steps))
+    rank_steps_t = tuple(rank_steps)
+    with_coll = set(inst.loc[inst["match"] >= 0, "step"].astype(int)) if len(inst) else set()
+    stragglers = step_stragglers(rank_steps_t, with_coll)
+    periods = pd.DataFrame({"step": [s.step for s in rank_steps_t],
+                            "period": [s.period_ns for s in rank_steps_t]})
+    per_step = periods.groupby("step")["period"].agg(["max", "min"]) if len(periods) else None
+    return RanksAnalysis(
+        ranks=rank_infos,
+        world_size=world,
+        clock=clock,
+        instances=_instances(inst),
+        steps=steps,
+        rank_steps=rank_steps_t,
+        per_rank=tuple(rank_summary(r, [s for s in rank_steps_t if s.rank == r]) for r in ranks),
+        collectives=collective_summaries(inst) if len(inst) else (),
+        step_stragglers=stragglers,
+        straggler=run_straggler(stragglers, rank_steps_t, inst) if len(inst) else None,
+        step_skew_ns_median=float(np.median(per_step["max"] - per_step["min"]))
+        if per_step is not None else None,
+        slowest_period_ns_median=float(np.median(per_step["max"]))
+        if per_step is not None else None,
+        health=tuple(health),
+        per_rank_analysis=tuple(a for _, a in items),
+    )
+
+
+def _rank_steps(trace: Trace, analysis: Analysis, rank: int, coll_rows: np.ndarray,
+                inst: pd.DataFrame, steps: tuple[int, ...], bad: set[int]) -> list[RankStep]:
+    base = trace.meta.base_time_ns or 0
+    compute = compute_busy_by_step(trace, analysis, coll_rows)
+    m = inst[inst["match"] >= 0]
+    transfers = pd.DataFrame({
+        "step": m["step"].to_numpy(np.int64),
+        "ts_ns": np.maximum(m["start_ns"].to_numpy(), m["last_own_ns"].to_numpy()) - base,
+        "end_ns": m["end_ns"].to_numpy() - base,
+    })
+    transfers = transfers[transfers["end_ns"] > transfers["ts_ns"]]
+    exposed = exposed_by_step(trace, analysis, coll_rows, transfers, compute)
+    sums = m.groupby("step")[["wait_ns", "transfer_ns", "lateness_ns"]].sum()
+    count = inst.groupby("step").size()
+    by_number = {s.number: s for s in analysis.steps if s.number is not None}
+    out = []
+    for n in steps:
+        s = by_number[n]
+        ok = n not in bad
+        row = sums.loc[n] if n in sums.index else None
+        out.append(RankStep(
+            rank=rank, step=n, period_ns=s.period_ns, gpu_busy_ns=s.gpu_busy_ns,
+            compute_busy_ns=compute.get(n, 0), host_wait_ns=s.host_wait_ns,
+            sync_wait_ns=s.sync_wait_ns, cpu_bound_share=s.cpu_bound_share,
+            collectives=int(count.get(n, 0)), matched=ok,
+            comm_wait_ns=(int(row["wait_ns"]) if row is not None else 0) if ok else None,
+            comm_transfer_ns=(int(row["transfer_ns"]) if row is not None else 0) if ok else None,
+            exposed_comm_ns=exposed.get(n, 0) if ok and s.period_ns > 0 else None,
+            lateness_ns=(int(row["lateness_ns"]) if row is not None else 0) if ok else None,
+        ))
+    return out
+
+
+def _instances(inst: pd.DataFrame) -> Instances:
+    def col(name: str, dtype: type | str = np.int64) -> np.ndarray:
+        return inst[name].to_numpy(dtype) if len(inst) else np.zeros(0, dtype)
+
+    return Instances(
+        rank=col("rank"), step=col("step"), group=col("group", object), name=col("name", object),
+        nelems=col("nelems"), bytes=col("bytes"), seq=col("seq"), start_ns=col("start_ns"),
+        end_ns=col("end_ns"), match=col("match"), wait_ns=col("wait_ns"),
+        transfer_ns=col("transfer_ns"), lateness_ns=col("lateness_ns"),
+    )
+
+
+__all__ = ["RanksAnalysis", "analyze_ranks"]

@@ -1,0 +1,166 @@
+"""Per-rank-per-step metrics of a multi-rank run, stragglers and summaries.
+
+``compute_busy``: union of the step's non-collective GPU activities (all streams).
+``exposed_comm``: length of the union of the step's transfer intervals
+``[max(own arrival, last arrival), end]`` not covered by compute (``|T ∪ C| − |C|``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+
+from traceviz.analyze.distributed.matching import lower_median
+from traceviz.analyze.distributed.model import (
+    CollectiveSummary,
+    RankStep,
+    RankSummary,
+    RunStraggler,
+    StepStraggler,
+)
+from traceviz.analyze.intervals import group_union
+from traceviz.analyze.model import Analysis
+from traceviz.trace import Trace
+
+
+def _union_by_step(step: np.ndarray, ts: np.ndarray, end: np.ndarray) -> dict[int, int]:
+    if not len(ts):
+        return {}
+    order = np.lexsort((ts, step))
+    u = group_union(step[order], ts[order], end[order])
+    keys = step[order][u.group_first_row]
+    return {int(k): int(b) for k, b in zip(keys, u.busy_ns, strict=True)}
+
+
+def compute_busy_by_step(trace: Trace, analysis: Analysis, coll_rows: np.ndarray
+                         ) -> dict[int, int]:
+    """Step number -> union of the non-collective activities attributed to it."""
+    gpu = trace.gpu
+    numbers = np.array([-1 if s.number is None else s.number for s in analysis.steps] or [-1])
+    keep = analysis.activity_step >= 0
+    keep[coll_rows] = False
+    rows = np.flatnonzero(keep)
+    step = numbers[analysis.activity_step[rows]]
+    return _union_by_step(step, gpu["ts_ns"].to_numpy()[rows], gpu["end_ns"].to_numpy()[rows])
+
+
+def exposed_by_step(trace: Trace, analysis: Analysis, coll_rows: np.ndarray,
+                    transfers: pd.DataFrame, compute: dict[int, int]) -> dict[int, int]:
+    """Step number -> transfer time not overlapped by compute (``transfers``: step, ts_ns,
+    end_ns on the trace's own relative clock)."""
+    gpu = trace.gpu
+    numbers = np.array([-1 if s.number is None else s.number for s in analysis.steps] or [-1])
+    keep = analysis.activity_step >= 0
+    keep[coll_rows] = False
+    rows = np.flatnonzero(keep)
+    step = np.concatenate([numbers[analysis.activity_step[rows]], transfers["step"].to_numpy()])
+    ts = np.concatenate([gpu["ts_ns"].to_numpy()[rows], transfers["ts_ns"].to_numpy()])
+    end = np.concatenate([gpu["end_ns"].to_numpy()[rows], transfers["end_ns"].to_numpy()])
+    both = _union_by_step(step.astype(np.int64), ts, end)
+    return {s: b - compute.get(s, 0) for s, b in both.items()}
+
+
+def cause(host_wait_ns: float, sync_wait_ns: float, compute_busy_ns: float,
+          period_ns: float) -> str:
+    """``host`` when host wait + sync wait exceed compute busy, else ``gpu``; ``unknown`` when
+    the step has no GPU period (a CPU-only trace says nothing about it)."""
+    if period_ns <= 0:
+        return "unknown"
+    return "host" if host_wait_ns + sync_wait_ns > compute_busy_ns else "gpu"
+
+
+def step_stragglers(rank_steps: tuple[RankStep, ...], with_collectives: set[int]
+                    ) -> tuple[StepStraggler, ...]:
+    """Per matched step with collectives: the rank with the largest total lateness (lowest
+    rank on a tie); no straggler when every lateness is 0."""
+    by_step: dict[int, list[RankStep]] = {}
+    for rs in rank_steps:
+        if rs.matched and rs.step in with_collectives:
+            by_step.setdefault(rs.step, []).append(rs)
+    out = []
+    for step, rows in sorted(by_step.items()):
+        top = max(rows, key=lambda r: (r.lateness_ns or 0, -r.rank))
+        late = top.lateness_ns or 0
+        if late <= 0:
+            out.append(StepStraggler(step, None, 0, None))
+        else:
+            out.append(StepStraggler(step, top.rank, late,
+                                     cause(top.host_wait_ns, top.sync_wait_ns,
+                                           top.compute_busy_ns, top.period_ns)))
+    return tuple(out)
+
+
+def run_straggler(stragglers: tuple[StepStraggler, ...], rank_steps: tuple[RankStep, ...],
+                  inst: pd.DataFrame) -> RunStraggler | None:
+    """The rank that is straggler in most steps (lowest rank on a tie)."""
+    counts = Counter(s.rank for s in stragglers if s.rank is not None)
+    if not counts:
+        return None
+    rank = min(counts, key=lambda r: (-counts[r], r))
+    matched = [s.step for s in stragglers]
+    mine = [rs for rs in rank_steps if rs.rank == rank and rs.step in set(matched)]
+    lateness = [rs.lateness_ns or 0 for rs in mine]
+    host = np.median([rs.host_wait_ns + rs.sync_wait_ns for rs in mine])
+    comp = np.median([rs.compute_busy_ns for rs in mine])
+    period = np.median([rs.period_ns for rs in mine])
+    rows = inst[(inst["rank"] == rank) & (inst["match"] >= 0) & inst["step"].isin(matched)]
+    late_rows = rows[(rows["lateness_ns"] > 0) & (rows["wait_ns"] == 0)]
+    per_step_late = late_rows.groupby("step").size().reindex(matched, fill_value=0)
+    per_step_all = rows.groupby("step").size().reindex(matched, fill_value=0)
+    name = Counter(late_rows["name"]).most_common(1)
+    return RunStraggler(
+        rank=rank,
+        steps=counts[rank],
+        matched_steps=len(matched),
+        mean_lateness_ns=int(sum(lateness) // len(lateness)) if lateness else 0,
+        cause=cause(host, 0, comp, period),
+        host_wait_ns_median=int(host),
+        compute_busy_ns_median=int(comp),
+        late_instances_per_step=float(np.median(per_step_late.to_numpy())),
+        instances_per_step=float(np.median(per_step_all.to_numpy())),
+        lateness_ns_per_instance=lower_median(late_rows["lateness_ns"].to_numpy())
+        if len(late_rows) else 0,
+        collective_name=str(name[0][0]) if name else "",
+    )
+
+
+def _med(values: list[float]) -> float | None:
+    return float(np.median(values)) if values else None
+
+
+def rank_summary(rank: int, rows: list[RankStep]) -> RankSummary:
+    """Medians over the rank's common steps (comm metrics: over its matched steps)."""
+    m = [r for r in rows if r.matched]
+    shares = [r.cpu_bound_share for r in rows if r.cpu_bound_share is not None]
+    return RankSummary(
+        rank=rank,
+        steps=len(rows),
+        period_ns_median=_med([r.period_ns for r in rows]) or 0.0,
+        gpu_busy_ns_median=_med([r.gpu_busy_ns for r in rows]) or 0.0,
+        compute_busy_ns_median=_med([r.compute_busy_ns for r in rows]) or 0.0,
+        effective_busy_ns_median=_med([r.effective_busy_ns for r in m
+                                       if r.effective_busy_ns is not None]),
+        comm_wait_ns_median=_med([r.comm_wait_ns for r in m if r.comm_wait_ns is not None]),
+        comm_transfer_ns_median=_med([r.comm_transfer_ns for r in m
+                                      if r.comm_transfer_ns is not None]),
+        exposed_comm_ns_median=_med([r.exposed_comm_ns for r in m
+                                     if r.exposed_comm_ns is not None]),
+        host_wait_ns_median=_med([r.host_wait_ns for r in rows]) or 0.0,
+        sync_wait_ns_median=_med([r.sync_wait_ns for r in rows]) or 0.0,
+        cpu_bound_share_median=_med(shares),
+    )
+
+
+def collective_summaries(inst: pd.DataFrame) -> tuple[CollectiveSummary, ...]:
+    """Matched instances grouped by (group, name, bytes), with nearest-rank median wait and
+    transfer over their (rank, instance) rows."""
+    m = inst[inst["match"] >= 0]
+    out = []
+    for (group, name, size), g in m.groupby(["group", "name", "bytes"], sort=True):
+        out.append(CollectiveSummary(
+            group=str(group), name=str(name), bytes=int(size), count=int(g["match"].nunique()),
+            wait_p50_ns=lower_median(g["wait_ns"].to_numpy()),
+            transfer_p50_ns=lower_median(g["transfer_ns"].to_numpy())))
+    return tuple(out)

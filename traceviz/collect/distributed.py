@@ -1,0 +1,172 @@
+"""Parent side of ``traceviz profile --nproc N``: each mode as N ranks in one launcher process.
+
+Per mode: ``python -m torch.distributed.run --standalone --nproc-per-node N -m
+traceviz.collect.rank_child …`` (one process per rank, ``LOCAL_RANK`` → ``cuda:LOCAL_RANK`` on
+CUDA, gloo on CPU), with the mode's timeout on the whole launcher session. Its output goes to
+``logs/<mode>.log``; each rank leaves ``logs/<mode>.rank<r>.result.json`` and
+``<mode>.rank<r>.pt.trace.json.gz``. The ranks' results become one manifest entry: status ok
+only when every rank is ok; timing and profiled step time of the slowest rank (largest median);
+every rank's result under ``ranks``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from traceviz.collect.diagnostics import parse_compile_log
+from traceviz.collect.mode_names import COMPILE_MODES
+from traceviz.collect.rank_child import rank_result_path, rank_trace_path
+from traceviz.collect.runner import REASON_LOG_LINES, RunSettings, _pump, _trim_log, child_env
+
+#: Modes ``--nproc`` cannot run (no distributed form), with the reason.
+UNSUPPORTED = {"triton": "the triton mode has no distributed form (--nproc)"}
+
+
+def nproc_problem(nproc: int, device: str, environment: dict[str, Any]) -> str | None:
+    """Why ``--nproc`` cannot run here (one rank per GPU on CUDA), or None."""
+    gpus = environment.get("gpu_count")
+    if device == "cuda" and isinstance(gpus, int) and nproc > gpus:
+        return f"--nproc {nproc}: one rank per GPU, and torch sees {gpus} GPU(s) here"
+    return None
+
+
+def launcher_cmd(workload: Path, mode: str, run_dir: Path, nproc: int, device: str,
+                 settings_json: str) -> list[str]:
+    """The ``torch.distributed.run`` command line of one mode."""
+    return [sys.executable, "-m", "torch.distributed.run", "--standalone",
+            f"--nproc-per-node={nproc}", "-m", "traceviz.collect.rank_child",
+            str(workload), mode, str(run_dir), "--device", device, "--settings", settings_json]
+
+
+def merge_rank_results(results: list[dict[str, Any] | None], mode: str) -> dict[str, Any]:
+    """One manifest entry from the ranks' results (``None``: that rank wrote none)."""
+    ranks = [r if r is not None else {"rank": i, "status": "failed",
+                                      "reason": f"rank {i} wrote no result (killed when another "
+                                      "rank failed, or crashed)"}
+             for i, r in enumerate(results)]
+    bad = [r for r in ranks if r.get("status") != "ok"]
+    entry: dict[str, Any] = {"status": "ok", "reason": None}
+    if bad:
+        first = next((r for r in bad if r.get("reason") and "wrote no result" not in r["reason"]),
+                     bad[0])
+        entry["status"] = first.get("status", "failed")
+        entry["reason"] = f"rank {first.get('rank')}: {first.get('reason')}"
+    timed = [r for r in ranks if (r.get("timing") or {}).get("median_ms") is not None]
+    slowest = max(timed, key=lambda r: r["timing"]["median_ms"]) if timed else None
+    if slowest is not None:
+        entry["timing"] = {**slowest["timing"], "slowest_rank": slowest.get("rank")}
+    profiled = [r["profiled"] for r in ranks if r.get("profiled")]
+    if profiled:
+        step_ms = [p["step_ms"] for p in profiled if p.get("step_ms") is not None]
+        worst = max(step_ms) if step_ms else None
+        median = entry.get("timing", {}).get("median_ms")
+        entry["profiled"] = {
+            "trace": profiled[0]["trace"],
+            "traces": [p["trace"] for p in profiled],
+            "steps": min(p.get("steps") or 0 for p in profiled),
+            "gpu_activities": sum(p.get("gpu_activities") or 0 for p in profiled),
+            "step_ms": worst,
+            "inflation": worst / median if worst is not None and median else None,
+        }
+    firsts = [r["first_call_s"] for r in ranks if r.get("first_call_s") is not None]
+    entry["first_call_s"] = max(firsts) if firsts else None
+    checks = [r["correctness"] for r in ranks if r.get("correctness")]
+    if checks:
+        entry["correctness"] = next((c for c in checks if not c.get("ok")), checks[0])
+    peaks = [r["peak_mem_bytes"] for r in ranks if r.get("peak_mem_bytes") is not None]
+    entry["peak_mem_bytes"] = max(peaks) if peaks else None
+    if mode in COMPILE_MODES:
+        entry["compile"] = next((r["compile"] for r in ranks if r.get("compile")), None)
+    entry["nproc"] = len(ranks)
+    entry["ranks"] = ranks
+    return entry
+
+
+def run_mode_ranks(
+    workload: Path,
+    mode: str,
+    run_dir: Path,
+    settings: RunSettings,
+    environment: dict[str, Any],
+    nproc: int,
+    on_phase: Callable[[str], None],
+) -> dict[str, Any]:
+    """Run ``mode`` on ``nproc`` ranks and return its manifest entry (never raises for the
+    ranks' failures)."""
+    logs = run_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    log_path = logs / f"{mode}.log"
+    for r in range(nproc):
+        rank_result_path(run_dir, mode, r).unlink(missing_ok=True)
+    cmd = launcher_cmd(workload, mode, run_dir, nproc, settings.device,
+                       json.dumps(settings.child_settings(environment)))
+    env = child_env()
+    env.setdefault("OMP_NUM_THREADS", "1")
+    last = {"phase": "start"}
+    begin = time.monotonic()
+    with log_path.open("w", encoding="utf-8") as log:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=env, start_new_session=True, errors="replace")
+        pump = threading.Thread(target=_pump, args=(proc.stdout, log, on_phase, last))
+        pump.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=settings.timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        pump.join()
+    _trim_log(log_path)
+    results = []
+    for r in range(nproc):
+        path = rank_result_path(run_dir, mode, r)
+        results.append(json.loads(path.read_text(encoding="utf-8")) if path.exists() else None)
+        path.unlink(missing_ok=True)
+    log_text = log_path.read_text(encoding="utf-8", errors="replace")
+    entry = merge_rank_results(results, mode)
+    if timed_out:
+        entry.update(status="timeout", reason=f"no result after {settings.timeout_s:.0f} s; "
+                     f"killed during '{last['phase']}'")
+    elif all(r is None for r in results):
+        tail = "\n".join(log_text.strip().splitlines()[-REASON_LOG_LINES:])
+        entry.update(status="failed", reason=f"the launcher exited with code {proc.returncode} "
+                     f"and no rank wrote a result; log tail:\n{tail}")
+    if mode in COMPILE_MODES:
+        entry["compile"] = {**(entry.get("compile") or {}), **parse_compile_log(log_text)}
+    entry["wall_s"] = time.monotonic() - begin
+    entry["log"] = str(log_path.relative_to(run_dir))
+    traces = [rank_trace_path(run_dir, mode, r) for r in range(nproc)]
+    if not any(t.exists() for t in traces):
+        entry["profiled"] = None
+    elif all(t.exists() for t in traces):
+        entry.update(write_ranks_report(run_dir, mode, traces))
+    return entry
+
+
+def write_ranks_report(run_dir: Path, mode: str, traces: list[Path]) -> dict[str, Any]:
+    """Analyze the mode's rank traces together: ``<mode>.ranks.html`` in the run dir, and the
+    manifest keys ``ranks_report`` and ``ranks_summary`` (the JSON ``ranks`` minus the
+    per-step rows). A failure is recorded as ``ranks_summary: {"error": …}``, never raised."""
+    try:
+        from traceviz.report.ranks_json import ranks_to_dict
+        from traceviz.report.ranks_output import load_ranks, render_loaded
+
+        result, kept = load_ranks(traces)
+        page = run_dir / f"{mode}.ranks.html"
+        page.write_text(render_loaded(result, kept, "html", "inline"), encoding="utf-8")
+        summary = ranks_to_dict(result, kept)["ranks"]
+        for key in ("rank_steps", "traces"):
+            summary.pop(key, None)
+        return {"ranks_report": page.name, "ranks_summary": summary}
+    except Exception as exc:  # the analyzer's failure is a fact about this run, not fatal
+        return {"ranks_report": None, "ranks_summary": {"error": f"{type(exc).__name__}: {exc}"}}

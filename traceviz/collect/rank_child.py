@@ -1,0 +1,310 @@
+"""One rank of a distributed mode run: ``python -m torch.distributed.run … -m
+traceviz.collect.rank_child WORKLOAD MODE RUN_DIR --device D --settings JSON``.
+
+The rank reads ``RANK`` / ``LOCAL_RANK`` / ``WORLD_SIZE`` (set by ``torch.distributed.run``),
+joins the process group (NCCL on ``cuda:LOCAL_RANK``, gloo on CPU), wraps the workload's
+``make_model`` in ``DistributedDataParallel`` and runs forward + backward + SGD steps in the
+mode: eager, torch.compile (any compile mode, the DDP module compiled), or a manual
+``torch.cuda.CUDAGraph`` capture of the whole training step. Phases as in
+:mod:`traceviz.collect.child`: first call, check (parameters after the same number of updates
+as an eager DDP run), timing (barrier before every repeat, the same steps per repeat on every
+rank), tracing (barrier first). It writes ``logs/<mode>.rank<r>.result.json`` and
+``<mode>.rank<r>.pt.trace.json.gz``, and never raises: a failure is the result's reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from traceviz.collect.child import failure_text, phase
+from traceviz.collect.mode_names import COMPILE_MODES, CUDAGRAPH_TREE_MODES
+
+#: Functions a workload needs for ``--nproc`` (see workloads/ddp_mlp.py).
+DISTRIBUTED_API = ("make_model", "make_batch", "loss")
+#: Side-stream warm-up steps before the manual capture (each is a real training step). The
+#: PyTorch CUDA-graphs notes ask for at least 11 DDP-enabled eager iterations before a
+#: full-backward capture, DDP constructed on a side stream, and NCCL async error handling off.
+CAPTURE_WARMUP_STEPS = 11
+
+
+def rank_result_path(run_dir: Path, mode: str, rank: int) -> Path:
+    return run_dir / "logs" / f"{mode}.rank{rank}.result.json"
+
+
+def rank_trace_path(run_dir: Path, mode: str, rank: int) -> Path:
+    return run_dir / f"{mode}.rank{rank}.pt.trace.json.gz"
+
+
+class RankRun:
+    """State of one rank's run, filled phase by phase into :attr:`result`."""
+
+    def __init__(self, workload_path: str, mode: str, device: str, settings: dict[str, Any]):
+        self.workload_path = workload_path
+        self.mode = mode
+        self.cuda = device == "cuda"
+        self.settings = settings
+        self.rank = int(os.environ.get("RANK", "0"))
+        self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        self.world = int(os.environ.get("WORLD_SIZE", "1"))
+        self.result: dict[str, Any] = {"status": "failed", "reason": None, "rank": self.rank,
+                                       "local_rank": self.local_rank,
+                                       "hostname": socket.gethostname()}
+        self.current_phase = "start"
+        self.updates = 0  # training steps applied to the mode's model
+
+    def enter(self, name: str) -> None:
+        self.current_phase = name
+        if self.rank == 0:
+            phase(name)
+
+    def _module(self) -> Any:
+        from traceviz.collect.workload import load_workload
+
+        wl = load_workload(self.workload_path)
+        module = sys.modules[f"traceviz_workload_{wl.path.stem}"]
+        missing = [f for f in DISTRIBUTED_API if not callable(getattr(module, f, None))]
+        if missing:
+            raise ValueError(f"{wl.path.name} is not a distributed workload: it lacks "
+                             f"{', '.join(missing)}() (see workloads/ddp_mlp.py)")
+        return module
+
+    def _ddp(self, module: Any, device: Any) -> tuple[Any, Any]:
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        torch.manual_seed(0)
+        model = module.make_model(device)
+        kwargs: dict[str, Any] = {}
+        if getattr(module, "BUCKET_CAP_MB", None):
+            kwargs["bucket_cap_mb"] = module.BUCKET_CAP_MB
+        ddp = DDP(model, device_ids=[self.local_rank] if self.cuda else None, **kwargs)
+        opt = torch.optim.SGD(ddp.parameters(), lr=float(getattr(module, "LR", 1e-3)))
+        return ddp, opt
+
+    def _train_step(self, module: Any, fwd: Callable[..., Any], opt: Any,
+                    batch: tuple[Any, Any]) -> Callable[[], Any]:
+        x, y = batch
+        before = getattr(module, "before_step", None)
+        mark = self.mode in CUDAGRAPH_TREE_MODES
+
+        def call() -> Any:
+            import torch
+
+            if before is not None:
+                before(self.rank)
+            if mark:
+                torch.compiler.cudagraph_mark_step_begin()
+            opt.zero_grad(set_to_none=False)
+            out = module.loss(fwd(x), y)
+            out.backward()
+            opt.step()
+            self.updates += 1
+            return out
+
+        return call
+
+    def _captured(self, module: Any, ddp: Any, opt: Any, batch: tuple[Any, Any]
+                  ) -> Callable[[], Any]:
+        """The whole training step captured in one CUDA graph (host delay outside it)."""
+        import torch
+
+        x, y = batch
+
+        def body() -> Any:
+            opt.zero_grad(set_to_none=False)
+            out = module.loss(ddp(x), y)
+            out.backward()
+            opt.step()
+            return out
+
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(CAPTURE_WARMUP_STEPS):
+                body()
+                self.updates += 1
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static_loss = body()
+        before = getattr(module, "before_step", None)
+
+        def call() -> Any:
+            if before is not None:
+                before(self.rank)
+            graph.replay()
+            self.updates += 1
+            return static_loss
+
+        return call
+
+    def _sync(self) -> None:
+        if self.cuda:
+            import torch
+
+            torch.cuda.synchronize()
+
+    def _barrier(self) -> None:
+        import torch.distributed as dist
+
+        if self.cuda:
+            dist.barrier(device_ids=[self.local_rank])
+        else:
+            dist.barrier()
+
+    def _same_iters(self, iters: int, device: Any) -> int:
+        """The largest ``iters`` over ranks: every rank runs as many steps (DDP needs it)."""
+        import torch
+        import torch.distributed as dist
+
+        t = torch.tensor([iters], device=device)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return int(t.item())
+
+    def run(self, run_dir: Path) -> None:
+        import torch
+        import torch.distributed as dist
+
+        from traceviz.collect import diagnostics, timing, tracing
+        from traceviz.collect.correctness import compare
+
+        s = self.settings
+        self.enter("loading")
+        module = self._module()
+        device = torch.device(f"cuda:{self.local_rank}" if self.cuda else "cpu")
+        if self.cuda:
+            torch.cuda.set_device(device)
+        capture = self.mode == "cudagraph"
+        if capture and self.cuda:
+            os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "0"  # the DDP-capture recipe
+        dist.init_process_group("nccl" if self.cuda else "gloo",
+                                device_id=device if self.cuda else None)
+        batch = module.make_batch(device, self.rank)
+        if capture and self.cuda:
+            side = torch.cuda.Stream()
+            with torch.cuda.stream(side):
+                ddp, opt = self._ddp(module, device)
+            torch.cuda.current_stream().wait_stream(side)
+        else:
+            ddp, opt = self._ddp(module, device)
+        self.enter("compiling" if self.mode in COMPILE_MODES else
+                   "capturing" if self.mode == "cudagraph" else "first call")
+        begin = time.perf_counter()
+        if capture:
+            if not self.cuda:
+                raise ValueError("cudagraph needs CUDA")
+            step = self._captured(module, ddp, opt, batch)
+        else:
+            fwd = ddp
+            if self.mode in COMPILE_MODES:
+                fwd = torch.compile(ddp, **({} if self.mode == "compile" else
+                                             {"mode": self.mode}))
+            step = self._train_step(module, fwd, opt, batch)
+        step()
+        self._sync()
+        self.result["first_call_s"] = time.perf_counter() - begin
+
+        self.enter("checking")
+        for _ in range(int(s["check_steps"]) - 1):
+            step()
+        self._sync()
+        params = tuple(p.detach().clone() for p in ddp.parameters())
+        ref_ddp, ref_opt = self._ddp(module, device)
+        ref_step = self._train_step(module, ref_ddp, ref_opt, batch)
+        done, self.updates = self.updates, 0
+        for _ in range(done):
+            ref_step()
+        self._sync()
+        reference = tuple(p.detach().clone() for p in ref_ddp.parameters())
+        correct = compare(params, reference, float(getattr(module, "RTOL", 1e-4)),
+                          float(getattr(module, "ATOL", 1e-5)))
+        self.result["correctness"] = {**correct.to_dict(), "updates_compared": done}
+        del ref_ddp, ref_opt, ref_step, params, reference
+
+        self.enter("timing")
+        clock = timing.StepClock(self.cuda)
+        for _ in range(int(s["warmup"])):
+            step()
+        estimate = clock.time_ms(step, 3)
+        iters = self._same_iters(timing.iterations_for(
+            estimate, float(s["min_repeat_ms"]), int(s["max_iters"])), device)
+        repeats = []
+        for _ in range(int(s["repeats"])):
+            self._barrier()
+            repeats.append(clock.time_ms(step, iters))
+        summary = timing.summarize(repeats, iters)
+        self.result["timing"] = summary.to_dict()
+        if self.cuda:
+            self.result["peak_mem_bytes"] = int(torch.cuda.max_memory_allocated())
+
+        self.enter("tracing")
+        self._barrier()
+        trace_path = rank_trace_path(run_dir, self.mode, self.rank)
+        wl = Path(self.workload_path)
+        profiled_ms = tracing.profile_steps(
+            step, trace_path, cuda=self.cuda,
+            metadata={"workload": wl.stem, "workload_path": str(wl.resolve()),
+                      "mode": self.mode, "rank": self.rank, "world_size": self.world,
+                      "hostname": self.result["hostname"], **s["environment"]},
+        )
+        self._barrier()
+        check = tracing.check_trace(trace_path)
+        self.result["profiled"] = {
+            "trace": trace_path.name, "steps": check.steps,
+            "gpu_activities": check.gpu_activities, "step_ms": profiled_ms,
+            "inflation": profiled_ms / summary.median_ms if summary.median_ms > 0 else None,
+        }
+        if self.mode in COMPILE_MODES:
+            self.result["compile"] = diagnostics.compile_counters()
+        if self.cuda and check.gpu_activities == 0:
+            self.result.update(status="failed", reason=tracing.EMPTY_TRACE_HINT)
+        elif not correct.ok:
+            self.result.update(status="mismatch", reason="parameters differ from an eager DDP "
+                               f"run after {done} updates: {correct.detail}")
+        else:
+            self.result.update(status="ok", reason=None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of one rank (started by ``torch.distributed.run``)."""
+    parser = argparse.ArgumentParser(prog="python -m traceviz.collect.rank_child")
+    parser.add_argument("workload")
+    parser.add_argument("mode")
+    parser.add_argument("run_dir")
+    parser.add_argument("--device", required=True, choices=["cuda", "cpu"])
+    parser.add_argument("--settings", required=True)
+    args = parser.parse_args(argv)
+    run = RankRun(args.workload, args.mode, args.device, json.loads(args.settings))
+    run_dir = Path(args.run_dir)
+    code = 0
+    try:
+        run.run(run_dir)
+    except BaseException as exc:
+        run.result.update(status="failed",
+                          reason=f"during {run.current_phase}: {failure_text(exc)}")
+        traceback.print_exc()
+        code = 1
+    finally:
+        out = rank_result_path(run_dir, args.mode, run.rank)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(run.result, indent=2, default=str), encoding="utf-8")
+    if code == 0:
+        import torch.distributed as dist
+
+        if dist.is_initialized():
+            dist.destroy_process_group()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""Words and tables of the multi-rank report: the straggler sentence, and a plain-text
+rendering of the :class:`~traceviz.report.model.Report` (``--format text``)."""
+
+from __future__ import annotations
+
+from traceviz.analyze.distributed.model import RanksAnalysis
+from traceviz.report.model import Report, Table
+
+
+def _ms(ns: float) -> str:
+    return f"{ns / 1e6:.1f} ms" if abs(ns) >= 100_000 else f"{ns / 1000:.1f} µs"
+
+
+def straggler_sentence(r: RanksAnalysis) -> str:
+    """"rank 1 arrives 3.1 ms late at 6 of 6 allreduce per step: it is host-bound (host wait
+    2.8 ms/step)"; or why there is no straggler."""
+    st = r.straggler
+    if st is None:
+        if not r.step_stragglers:
+            return "no collective was matched across ranks: no straggler can be named"
+        return "all ranks arrive together at every matched collective: no straggler"
+    name = st.collective_name or "collective"
+    if st.cause == "host":
+        bound = (f"it is host-bound (host wait {_ms(st.host_wait_ns_median)}/step vs compute "
+                 f"{_ms(st.compute_busy_ns_median)})")
+    elif st.cause == "gpu":
+        bound = (f"it is GPU-bound (compute {_ms(st.compute_busy_ns_median)}/step vs host wait "
+                 f"{_ms(st.host_wait_ns_median)})")
+    else:
+        bound = "cause unknown (its trace has no GPU activity to tell host from GPU)"
+    return (f"rank {st.rank} arrives {_ms(st.lateness_ns_per_instance)} late at "
+            f"{st.late_instances_per_step:g} of {st.instances_per_step:g} {name} per step "
+            f"(straggler in {st.steps} of {st.matched_steps} steps): {bound}")
+
+
+def _table_text(t: Table) -> list[str]:
+    numeric = t.numeric or (False,) * len(t.columns)
+    widths = [max(len(c), *(len(r[i]) for r in t.rows)) if t.rows else len(c)
+              for i, c in enumerate(t.columns)]
+
+    def line(cells: tuple[str, ...]) -> str:
+        return "  ".join(c.rjust(w) if n else c.ljust(w)
+                         for c, w, n in zip(cells, widths, numeric, strict=True)).rstrip()
+
+    out = [t.title, line(t.columns), line(tuple("-" * w for w in widths))]
+    out += [line(r) for r in t.rows] or ["(none)"]
+    if t.note:
+        out.append(t.note)
+    return [*out, ""]
+
+
+def render_ranks_text(report: Report) -> str:
+    """Facts, warnings and every table, as aligned plain text."""
+    lines = [report.title, "=" * len(report.title)]
+    lines += [f"{k}: {v}" for k, v in report.facts]
+    lines.append("")
+    if report.warnings:
+        lines += ["Trace health:", *(f"  - {w}" for w in report.warnings), ""]
+    for s in report.sections:
+        tables = [i for i in s.items if isinstance(i, Table)]
+        if tables:
+            lines += [s.title, "-" * len(s.title), s.intro, ""]
+            for t in tables:
+                lines += _table_text(t)
+    return "\n".join(lines).rstrip() + "\n"
