@@ -11,6 +11,7 @@ from traceviz.analyze.compile_structure import compile_structure
 from traceviz.analyze.families import family_of_name, parse_triton_name
 from traceviz.analyze.gaps import StepTimeline, gap_stats, step_timeline
 from traceviz.analyze.graphs import graph_replays
+from traceviz.analyze.host_wait import host_wait_sources
 from traceviz.analyze.intervals import union_length
 from traceviz.analyze.links import Links, link_launches
 from traceviz.analyze.model import (
@@ -61,6 +62,7 @@ def analyze(trace: Trace) -> Analysis:
         per_step=_per_step(step_rows),
         activity_step=activity_step,
         activity_family=families,
+        host_wait_sources=host_wait_sources(trace, links, timeline.gaps, steps.names),
     )
 
 
