@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
+from traceviz.analyze.host_wait import HostWaitShift, host_wait_shift
 from traceviz.analyze.model import Analysis
 from traceviz.analyze.verdicts import (
     INCONCLUSIVE,
@@ -112,6 +113,7 @@ class Comparison:
     verdicts: tuple[Verdict, ...]
     thresholds: Thresholds
     notes: tuple[str, ...] = ()
+    host_wait_shifts: tuple[HostWaitShift, ...] = ()  # per analysed mode, vs the baseline
 
 
 def _get(d: dict[str, Any] | None, *keys: str) -> Any:
@@ -283,6 +285,7 @@ def compare(
     base_inp, base_row = by_mode[baseline]
     notes: list[str] = []
     waterfalls: list[Waterfall] = []
+    shifts: list[HostWaitShift] = []
     verdicts: list[Verdict] = []
     base_ok = _has_gpu_steps(base_inp.analysis)
     if not base_ok:
@@ -306,8 +309,20 @@ def compare(
             continue
         assert inp.analysis is not None and base_inp.analysis is not None
         waterfalls.append(build_waterfall(inp.mode, inp.analysis, baseline, base_inp.analysis))
+        shift = _host_wait_shift(inp.mode, inp.analysis, baseline, base_inp.analysis)
+        if shift is not None:
+            shifts.append(shift)
         found = verdicts_for(verdict_inputs(inp, row), base_vi, t)
         if inp.device and base_inp.device and inp.device != base_inp.device:
             found = tuple(_different_devices(v, base_inp.device, inp.device) for v in found)
         verdicts.extend(found)
-    return Comparison(baseline, rows, tuple(waterfalls), tuple(verdicts), t, tuple(notes))
+    return Comparison(baseline, rows, tuple(waterfalls), tuple(verdicts), t, tuple(notes),
+                      tuple(shifts))
+
+
+def _host_wait_shift(mode: str, a: Analysis, baseline: str, base: Analysis
+                     ) -> HostWaitShift | None:
+    if a.host_wait_sources is None or base.host_wait_sources is None:
+        return None
+    return host_wait_shift(mode, a.host_wait_sources, [s.period_ns for s in a.steps],
+                           baseline, base.host_wait_sources, [s.period_ns for s in base.steps])

@@ -477,3 +477,92 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
 
 def _to_global(glob: np.ndarray, pos: np.ndarray) -> np.ndarray:
     return np.where(pos >= 0, glob[np.maximum(pos, 0)], -1)
+
+
+# --- comparison against a baseline ---------------------------------------------------------
+
+#: Sources holding at least this share of a mode's host wait are umbrellas (a wrapper around
+#: the whole step): the explanation phrase names the largest source below it instead.
+UMBRELLA_SHARE = 0.9
+#: Sources listed each way (grew / shrank).
+TOP_CHANGES = 5
+#: Sources named in the explanation phrase, each holding at least MIN_PHRASE_SHARE of it.
+PHRASE_SOURCES = 2
+MIN_PHRASE_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class SourceChange:
+    """Mean host wait per step of one source in the baseline and in the mode (ns)."""
+
+    source: str
+    baseline_ns: float
+    mode_ns: float
+
+    @property
+    def delta_ns(self) -> float:
+        return self.mode_ns - self.baseline_ns
+
+
+@dataclass(frozen=True)
+class HostWaitShift:
+    """How a mode's host wait sources differ from the baseline's (means per step over the
+    steps with GPU work; self view, so the changes of all sources sum to the total change)."""
+
+    mode: str
+    baseline: str
+    baseline_ns: float  # mean host_wait + sync_wait per step
+    mode_ns: float
+    grew: tuple[SourceChange, ...]  # largest increase first, at most TOP_CHANGES
+    shrank: tuple[SourceChange, ...]  # largest decrease first, at most TOP_CHANGES
+    top: tuple[SourceChange, ...]  # the mode's largest inclusive sources below UMBRELLA_SHARE
+
+    def phrase(self) -> str:
+        """One clause for a verdict explanation, in ms/step, e.g. "host + sync wait 1.77 → 1.72
+        ms/step; 1.07 ms/step in `Torch-Compiled Region: 0/0` (baseline 0.00), …". A source
+        "stays" when its inclusive time moved by at most 10 % of its value in the mode."""
+        out = f"host + sync wait {self.baseline_ns / 1e6:.2f} → {self.mode_ns / 1e6:.2f} ms/step"
+        parts = []
+        for c in self.top:
+            verb = "stays in" if abs(c.delta_ns) <= 0.1 * c.mode_ns else "in"
+            parts.append(f"{c.mode_ns / 1e6:.2f} ms/step {verb} `{c.source}` "
+                         f"(baseline {c.baseline_ns / 1e6:.2f})")
+        return out + ("; " + ", ".join(parts) if parts else "")
+
+
+def _gpu_steps(step_period_ns: list[int]) -> np.ndarray:
+    return np.flatnonzero(np.asarray(step_period_ns, np.int64) > 0)
+
+
+def _mean_self(h: HostWaitSources, steps: np.ndarray) -> dict[str, float]:
+    if len(steps) == 0:
+        return {}
+    sel = np.isin(h.step, steps)
+    out = np.zeros(len(h.sources), np.int64)
+    np.add.at(out, h.source[sel], h.self_ns[sel])
+    return {h.sources[i]: int(out[i]) / len(steps) for i in np.flatnonzero(out)}
+
+
+def host_wait_shift(mode: str, sources: HostWaitSources, step_period_ns: list[int],
+                    baseline: str, base_sources: HostWaitSources,
+                    base_step_period_ns: list[int]) -> HostWaitShift:
+    """Compare a mode's host-wait sources with the baseline's (``step_period_ns``: the period
+    of every step, to pick the steps with GPU work over which means are taken)."""
+    m_steps, b_steps = _gpu_steps(step_period_ns), _gpu_steps(base_step_period_ns)
+    m_self, b_self = _mean_self(sources, m_steps), _mean_self(base_sources, b_steps)
+    changes = [SourceChange(s, b_self.get(s, 0.0), m_self.get(s, 0.0))
+               for s in sorted(set(m_self) | set(b_self))]
+    grew = sorted((c for c in changes if c.delta_ns > 0), key=lambda c: (-c.delta_ns, c.source))
+    shrank = sorted((c for c in changes if c.delta_ns < 0), key=lambda c: (c.delta_ns, c.source))
+    m_total = float(sources.step_total_ns[m_steps].mean()) if len(m_steps) else 0.0
+    b_total = float(base_sources.step_total_ns[b_steps].mean()) if len(b_steps) else 0.0
+    m_inc = sources.per_step_inclusive_ns(m_steps)
+    b_inc = base_sources.per_step_inclusive_ns(b_steps)
+    below = sorted((s for s, ns in m_inc.items()
+                    if MIN_PHRASE_SHARE * m_total <= ns < UMBRELLA_SHARE * m_total),
+                   key=lambda s: (-m_inc[s], s))
+    return HostWaitShift(
+        mode=mode, baseline=baseline, baseline_ns=b_total, mode_ns=m_total,
+        grew=tuple(grew[:TOP_CHANGES]), shrank=tuple(shrank[:TOP_CHANGES]),
+        top=tuple(SourceChange(s, b_inc.get(s, 0.0), m_inc[s]) for s in below[:PHRASE_SOURCES]),
+    )
