@@ -26,6 +26,19 @@ def incl_ns(h: HostWaitSources, step: int | None = None) -> dict[str, int]:
     return {r.source: r.host_wait_ns for r in h.table(step).inclusive}
 
 
+def flame(h: HostWaitSources) -> dict[tuple[str, ...], tuple[int, int]]:
+    """Call path (root first) → (self ns, inclusive ns) over the trace."""
+    inc = h.path_inclusive_ns()
+    out = {}
+    for i in range(len(h.path_parent)):
+        path, j = [], i
+        while j >= 0:
+            path.append(h.sources[h.path_source[j]])
+            j = h.path_parent[j]
+        out[tuple(reversed(path))] = (int(h.path_self_ns[i]), int(inc[i]))
+    return out
+
+
 def assert_sums(a: traceviz.Analysis, h: HostWaitSources) -> None:
     """Self time sums to host_wait + sync_wait exactly, per step and over the trace."""
     for i, s in enumerate(a.steps):
@@ -54,6 +67,11 @@ def test_nested_ops_split_the_window_and_the_launch_call_takes_the_tail(tmp_path
     assert [r.source for r in t.self] == ["inner", "outer", "cudaLaunchKernel"]  # ns, then name
     assert t.inclusive[0].share == 1.0 and t.self[2].share == 0.2
     assert all(r.gaps == 1 for r in t.self)
+    assert flame(h) == {
+        ("outer",): (10_000, 25_000),
+        ("outer", "inner"): (10_000, 10_000),
+        ("outer", "cudaLaunchKernel"): (5_000, 5_000),
+    }
     assert_sums(a, h)
 
 
@@ -150,6 +168,11 @@ def test_recursive_names_count_once_in_the_inclusive_view(tmp_path: Path) -> Non
     a, h = run(b, tmp_path)
     assert incl_ns(h)["aten::to"] == 20_000
     assert self_ns(h)["aten::to"] == 20_000
+    assert flame(h) == {
+        ("aten::to",): (12_000, 20_000),
+        ("aten::to", "aten::to"): (8_000, 8_000),
+        ("cudaLaunchKernel",): (1_000, 1_000),
+    }
     assert_sums(a, h)
 
 

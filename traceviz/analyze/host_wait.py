@@ -79,7 +79,9 @@ class HostWaitSources:
     """Attributed host wait, as a sparse (step × source) table of integer ns.
 
     ``step``/``source``/``self_ns``/``inclusive_ns``/``self_gaps``/``inclusive_gaps`` are
-    parallel arrays, one row per (step, source) pair with > 0 ns in either view.
+    parallel arrays, one row per (step, source) pair with > 0 ns in either view. ``path_*``
+    hold the distinct call paths (root → leaf chains of sources) with their self ns over the
+    trace: the flame graph.
     """
 
     step_names: tuple[str, ...]
@@ -91,6 +93,9 @@ class HostWaitSources:
     inclusive_ns: np.ndarray = field(repr=False)  # int64
     self_gaps: np.ndarray = field(repr=False)  # int64
     inclusive_gaps: np.ndarray = field(repr=False)  # int64
+    path_parent: np.ndarray = field(repr=False)  # int64 per call path: parent path, -1 root
+    path_source: np.ndarray = field(repr=False)  # int64 per call path: its innermost source
+    path_self_ns: np.ndarray = field(repr=False)  # int64 per call path: self ns, whole trace
     gaps: int  # host_wait + sync_wait gaps attributed
     improperly_nested: int  # CPU events ending after their parent (clamped to it)
     has_stacks: bool  # python_function events were present
@@ -122,6 +127,15 @@ class HostWaitSources:
 
         return SourceTable(scope, total, rows(self.inclusive_ns, self.inclusive_gaps),
                            rows(self.self_ns, self.self_gaps))
+
+    def path_inclusive_ns(self) -> np.ndarray:
+        """Per call path: its self ns plus that of every path below it (whole trace)."""
+        inc = self.path_self_ns.copy()
+        # Parents are numbered before their children, so one reverse pass adds each subtree.
+        for i in range(len(inc) - 1, -1, -1):
+            if self.path_parent[i] >= 0:
+                inc[self.path_parent[i]] += inc[i]
+        return inc
 
     def per_step_inclusive_ns(self, steps: np.ndarray) -> dict[str, float]:
         """Mean inclusive ns per step over the given step indices, by source label."""
@@ -397,6 +411,7 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
     names = [str(n) for n in trace.names]
 
     parent = np.full(len(ev.start), -1, np.int64)  # global event index of the parent
+    depth = np.zeros(len(ev.start), np.int64)
     label_key = np.full((len(ev.start), 3), -1, np.int64)
     p_gap, p_leaf, p_ns = [], [], []  # pieces: gap (index into rows), leaf event or -1, ns
     bad = 0
@@ -411,6 +426,7 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
         bad += nest.bad
         glob = ei[nest.order]  # sorted position -> global event index
         parent[glob] = np.where(nest.parent >= 0, glob[np.maximum(nest.parent, 0)], -1)
+        depth[glob] = nest.depth
         label_key[glob] = _region_keys(ev.name[glob], nest, names)
         w, inner, ns = _pieces(nest, gs[gi][win], split[gi][win])
         inner_tail = _at(nest, ls[gi][tail])
@@ -436,6 +452,11 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
     event_sid[nodes] = np.array([sid[s] for s in labels], np.int64)[inv.reshape(-1)]
     event_sid[-1] = sid.get(UNTRACED, -1)
     self_src = event_sid[lf]  # lf == -1 picks the last slot
+
+    path_of, path_parent, path_source = _paths(nodes, parent, depth, event_sid)
+    _, path_self = _sum_by(path_of[lf], gl_ns) if len(lf) else (None, np.zeros(0, np.int64))
+    path_self_ns = np.zeros(len(path_parent), np.int64)
+    path_self_ns[np.unique(path_of[lf])] = path_self
 
     # Inclusive: the leaf and every ancestor, each distinct source once per (gap, leaf) row.
     inc_row, inc_src = [np.arange(len(lf))], [self_src]
@@ -469,10 +490,40 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
         inclusive_ns=spread(i_keys, i_ns),
         self_gaps=spread(s_keys, s_gaps),
         inclusive_gaps=spread(i_keys, i_gaps),
+        path_parent=path_parent,
+        path_source=path_source,
+        path_self_ns=path_self_ns,
         gaps=len(rows),
         improperly_nested=bad,
         has_stacks=has_stacks,
     )
+
+
+def _paths(nodes: np.ndarray, parent: np.ndarray, depth: np.ndarray, event_sid: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Intern the call paths of ``nodes`` (closed under parents) level by level.
+
+    Returns (path id per event, last slot = no event; parent path per path; source per path).
+    Paths are numbered root level first, so a parent's id is below its children's.
+    """
+    path_of = np.full(len(event_sid), -1, np.int64)
+    parents, sources = [], []
+    n = 0
+    nd = depth[nodes]
+    for d in range(int(nd.max()) + 1 if len(nodes) else 0):
+        at = nodes[nd == d]
+        par = np.where(parent[at] >= 0, path_of[np.maximum(parent[at], 0)], -1)
+        uniq, inv = np.unique(np.stack([par, event_sid[at]]), axis=1, return_inverse=True)
+        path_of[at] = n + inv.reshape(-1)
+        parents.append(uniq[0])
+        sources.append(uniq[1])
+        n += uniq.shape[1]
+    if event_sid[-1] >= 0:  # time with no open event: a root path of its own
+        path_of[-1] = n
+        parents.append(np.array([-1], np.int64))
+        sources.append(event_sid[-1:])
+    cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64)  # noqa: E731
+    return path_of, cat(parents), cat(sources)
 
 
 def _to_global(glob: np.ndarray, pos: np.ndarray) -> np.ndarray:
