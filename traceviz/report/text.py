@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from traceviz.analyze.model import Analysis
+from traceviz.report.host_wait_section import summary_sentence, text_table
 from traceviz.trace import Trace
 
 
@@ -75,6 +76,9 @@ def render_text(trace: Trace, a: Analysis) -> Group:
     ):
         summary.add_row(label, value)
     parts: list = [head, steps, summary]
+    hw = a.host_wait_sources
+    if hw is not None and hw.total_ns > 0:
+        parts += [text_table(hw), Text(summary_sentence(hw, t.cpu_bound_share) or "")]
     if a.health:
         health = Text("Trace health\n", style="bold yellow")
         for h in a.health:
