@@ -355,33 +355,53 @@ def _region_keys(name: np.ndarray, nest: _Nesting, names: list[str]) -> np.ndarr
 
 
 def _ancestors(leaves: np.ndarray, parent: np.ndarray) -> np.ndarray:
-    """The leaves and every ancestor of them (sorted, distinct)."""
-    out = [leaves]
+    """The leaves and every ancestor of them (sorted, distinct); each node visited once."""
+    seen = np.zeros(len(parent), bool)
+    seen[leaves] = True
     cur = parent[leaves]
-    while (cur >= 0).any():
-        cur = np.unique(cur[cur >= 0])
-        out.append(cur)
+    cur = cur[cur >= 0]
+    while len(cur):
+        cur = cur[~seen[cur]]
+        seen[cur] = True
         cur = parent[cur]
-    return np.unique(np.concatenate(out))
+        cur = cur[cur >= 0]
+    return np.flatnonzero(seen)
 
 
-def _sum_by(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct keys and the exact int64 sum of ``values`` per key."""
-    uniq, inv = np.unique(keys, return_inverse=True)
-    out = np.zeros(len(uniq), np.int64)
-    np.add.at(out, inv.reshape(-1), values)
-    return uniq, out
+def _unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (a, b) pairs of int64 ≥ -1, sorted by a then b, and the inverse index; one
+    1-D integer sort (``np.unique(axis=...)`` sorts structured rows, far slower)."""
+    m = int(b.max()) + 2 if len(b) else 1
+    uniq, inv = np.unique((a + 1) * m + (b + 1), return_inverse=True)
+    return uniq // m - 1, uniq % m - 1, inv.reshape(-1)
 
 
 def _per_step_source(step: np.ndarray, gap: np.ndarray, src: np.ndarray, ns: np.ndarray,
-                     n_src: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(key = step * n_src + source, ns per key, distinct gaps per key with ns > 0)."""
-    key = step * n_src + src
-    keys, total = _sum_by(key, ns)
-    pairs = np.unique(np.stack([key[ns > 0], gap[ns > 0]]), axis=1)
-    gaps = np.zeros(len(keys), np.int64)
-    np.add.at(gaps, np.searchsorted(keys, pairs[0]), 1)
-    return keys, total, gaps
+                     n_src: int, n_gaps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(key = step * n_src + source, exact ns per key, distinct gaps per key). Every row has
+    ns > 0, so a key's gap count is the number of gaps in which it got time."""
+    comp, inv = np.unique((step * n_src + src) * n_gaps + gap, return_inverse=True)
+    if len(comp) == 0:
+        return (np.zeros(0, np.int64),) * 3
+    comp_ns = np.zeros(len(comp), np.int64)
+    np.add.at(comp_ns, inv.reshape(-1), ns)
+    key = comp // n_gaps
+    first = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
+    return key[first], np.add.reduceat(comp_ns, first), np.diff(np.append(first, len(comp)))
+
+
+def _chain_sources(path_parent: np.ndarray, path_source: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Per call path, the distinct sources on its chain (itself and its ancestors), as CSR
+    (``ptr``, ``sources``). One pass over the paths (parents are numbered first)."""
+    chains: list[tuple[int, ...]] = []
+    for parent_path, src in zip(path_parent.tolist(), path_source.tolist(), strict=True):
+        up = chains[parent_path] if parent_path >= 0 else ()
+        chains.append(up if src in up else (*up, src))
+    ptr = np.zeros(len(chains) + 1, np.int64)
+    ptr[1:] = np.cumsum([len(c) for c in chains])
+    flat = np.fromiter((s for c in chains for s in c), np.int64, count=int(ptr[-1]))
+    return ptr, flat
 
 
 # --- the attribution -------------------------------------------------------------------------
@@ -438,41 +458,40 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
     keep = ns > 0
     gap_i, leaf, ns = gap_i[keep], leaf[keep], ns[keep]
 
-    # Merge pieces by (gap, leaf), then label leaves and their ancestors.
-    gl = np.unique(np.stack([gap_i, leaf]), axis=1) if len(ns) else np.zeros((2, 0), np.int64)
-    _, gl_ns = _sum_by(gap_i * (len(ev.start) + 1) + (leaf + 1), ns)
-    g_of, lf = gl[0], gl[1]
-    nodes = _ancestors(np.unique(lf[lf >= 0]), parent)
-    keys, inv = (np.unique(label_key[nodes], axis=0, return_inverse=True) if len(nodes)
-                 else (np.zeros((0, 3), np.int64), np.zeros(0, np.int64)))
-    labels = [_region_label(names, *map(int, key)) for key in keys]
-    sources = sorted(set(labels) | ({UNTRACED} if (lf < 0).any() else set()))
+    # Label the leaves and their ancestors, then intern their call paths.
+    nodes = _ancestors(leaf[leaf >= 0], parent)
+    r, f, region_fx = _unique_pairs(label_key[nodes, 0], label_key[nodes, 1])
+    rf, own, inv = _unique_pairs(region_fx, label_key[nodes, 2])
+    labels = [_region_label(names, int(r[i]), int(f[i]), int(n))
+              for i, n in zip(rf, own, strict=True)]
+    sources = sorted(set(labels) | ({UNTRACED} if (leaf < 0).any() else set()))
     sid = {s: i for i, s in enumerate(sources)}
     event_sid = np.full(len(ev.start) + 1, -1, np.int64)  # last slot: no event → UNTRACED
-    event_sid[nodes] = np.array([sid[s] for s in labels], np.int64)[inv.reshape(-1)]
+    event_sid[nodes] = np.array([sid[s] for s in labels], np.int64)[inv]
     event_sid[-1] = sid.get(UNTRACED, -1)
-    self_src = event_sid[lf]  # lf == -1 picks the last slot
-
     path_of, path_parent, path_source = _paths(nodes, parent, depth, event_sid)
-    _, path_self = _sum_by(path_of[lf], gl_ns) if len(lf) else (None, np.zeros(0, np.int64))
-    path_self_ns = np.zeros(len(path_parent), np.int64)
-    path_self_ns[np.unique(path_of[lf])] = path_self
 
-    # Inclusive: the leaf and every ancestor, each distinct source once per (gap, leaf) row.
-    inc_row, inc_src = [np.arange(len(lf))], [self_src]
-    cur = np.where(lf >= 0, parent[np.maximum(lf, 0)], -1)
-    while (cur >= 0).any():
-        at = np.flatnonzero(cur >= 0)
-        inc_row.append(at)
-        inc_src.append(event_sid[cur[at]])
-        cur[at] = parent[cur[at]]
-    inc = np.unique(np.stack([np.concatenate(inc_row), np.concatenate(inc_src)]), axis=1)
+    # Merge pieces by (gap, call path); a leaf of -1 picks the untraced path (last slot).
+    gp_gap, gp_path, inv = _unique_pairs(gap_i, path_of[leaf])
+    gp_ns = np.zeros(len(gp_gap), np.int64)
+    np.add.at(gp_ns, inv, ns)
+    path_self_ns = np.zeros(len(path_parent), np.int64)
+    np.add.at(path_self_ns, gp_path, gp_ns)
+
+    # Inclusive: each distinct source on the path's chain once per (gap, path) row.
+    ptr, chain = _chain_sources(path_parent, path_source)
+    count = ptr[gp_path + 1] - ptr[gp_path]
+    rep = np.repeat(np.arange(len(gp_path)), count)
+    offset = np.arange(len(rep)) - np.repeat(np.cumsum(count) - count, count)
+    inc_src = chain[ptr[gp_path][rep] + offset]
 
     n_src = max(len(sources), 1)
+    n_gaps = max(len(rows), 1)
     g_step = gaps.step[rows].astype(np.int64)
-    s_keys, s_ns, s_gaps = _per_step_source(g_step[g_of], g_of, self_src, gl_ns, n_src)
-    i_keys, i_ns, i_gaps = _per_step_source(g_step[g_of[inc[0]]], g_of[inc[0]], inc[1],
-                                            gl_ns[inc[0]], n_src)
+    s_keys, s_ns, s_gaps = _per_step_source(g_step[gp_gap], gp_gap, path_source[gp_path], gp_ns,
+                                            n_src, n_gaps)
+    i_keys, i_ns, i_gaps = _per_step_source(g_step[gp_gap[rep]], gp_gap[rep], inc_src,
+                                            gp_ns[rep], n_src, n_gaps)
     all_keys = np.union1d(s_keys, i_keys)
 
     def spread(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -513,11 +532,11 @@ def _paths(nodes: np.ndarray, parent: np.ndarray, depth: np.ndarray, event_sid: 
     for d in range(int(nd.max()) + 1 if len(nodes) else 0):
         at = nodes[nd == d]
         par = np.where(parent[at] >= 0, path_of[np.maximum(parent[at], 0)], -1)
-        uniq, inv = np.unique(np.stack([par, event_sid[at]]), axis=1, return_inverse=True)
-        path_of[at] = n + inv.reshape(-1)
-        parents.append(uniq[0])
-        sources.append(uniq[1])
-        n += uniq.shape[1]
+        u_par, u_src, inv = _unique_pairs(par, event_sid[at])
+        path_of[at] = n + inv
+        parents.append(u_par)
+        sources.append(u_src)
+        n += len(u_par)
     if event_sid[-1] >= 0:  # time with no open event: a root path of its own
         path_of[-1] = n
         parents.append(np.array([-1], np.int64))
