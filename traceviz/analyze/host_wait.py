@@ -106,23 +106,30 @@ class HostWaitSources:
 
     def table(self, step: int | None = None) -> SourceTable:
         """Full sorted table of one step (by index) or, with ``None``, of the whole trace."""
-        sel = np.ones(len(self.step), bool) if step is None else self.step == step
+        if step is None:
+            sel = slice(None)
+        else:  # rows are sorted by step
+            lo, hi = np.searchsorted(self.step, [step, step + 1])
+            sel = slice(int(lo), int(hi))
         total = self.total_ns if step is None else int(self.step_total_ns[step])
         scope = "trace" if step is None else self.step_names[step]
         src = self.source[sel]
-        n = len(self.sources)
 
         def rows(ns: np.ndarray, gaps: np.ndarray) -> tuple[SourceRow, ...]:
-            by_ns = np.zeros(n, np.int64)
-            np.add.at(by_ns, src, ns[sel])
-            by_gaps = np.zeros(n, np.int64)
-            np.add.at(by_gaps, src, gaps[sel])
-            ids = np.flatnonzero(by_ns > 0).tolist()
-            ids.sort(key=lambda i: (-int(by_ns[i]), self.sources[i]))
+            ids, by_ns, by_gaps = src, ns[sel], gaps[sel]
+            if step is None:  # several steps: sum per source
+                by_ns = np.zeros(len(self.sources), np.int64)
+                np.add.at(by_ns, src, ns[sel])
+                by_gaps = np.zeros(len(self.sources), np.int64)
+                np.add.at(by_gaps, src, gaps[sel])
+                ids = np.arange(len(self.sources))
+            keep = by_ns > 0
+            ids, by_ns, by_gaps = ids[keep], by_ns[keep], by_gaps[keep]
+            order = np.lexsort((ids, -by_ns))  # source ids are in name order
             return tuple(
-                SourceRow(self.sources[i], int(by_ns[i]),
-                          int(by_ns[i]) / total if total > 0 else None, int(by_gaps[i]))
-                for i in ids
+                SourceRow(self.sources[i], v, v / total if total > 0 else None, g)
+                for i, v, g in zip(ids[order].tolist(), by_ns[order].tolist(),
+                                   by_gaps[order].tolist(), strict=True)
             )
 
         return SourceTable(scope, total, rows(self.inclusive_ns, self.inclusive_gaps),
@@ -228,15 +235,15 @@ def _boundaries(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndar
     n = len(start)
     pos = np.arange(n, dtype=np.int64)
     t = np.concatenate([end, start])
-    is_start = np.concatenate([np.zeros(n, bool), np.ones(n, bool)])
-    p = np.concatenate([pos, pos])
-    key = np.where(is_start, p, -p)
-    o = np.lexsort((key, is_start, t))
-    return t[o], is_start[o], p[o]
+    # One tie key: closes (inner first) in [0, n), then opens (outer first) in [n, 2n).
+    key = np.concatenate([n - 1 - pos, n + pos])
+    o = np.lexsort((key, t))
+    is_start = key[o] >= n
+    return t[o], is_start, np.where(is_start, key[o] - n, n - 1 - key[o])
 
 
 def _nest(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> _Nesting:
-    order = np.lexsort((np.arange(len(start)), rank, -end, start))
+    order = np.lexsort((rank, -end, start))  # stable: input order breaks the last ties
     s, e = start[order], end[order].copy()
     n = len(s)
     bad_first = -1
@@ -413,7 +420,7 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
     of the launch call that ends it (definitions in the module docstring)."""
     rt = trace.runtime
     n_steps = len(step_names)
-    has_stacks = bool((trace.cpu["cat"].to_numpy() == Category.PYTHON_FUNCTION).any())
+    has_stacks = trace.meta.category_counts.get("python_function", 0) > 0
     rows = np.flatnonzero((gaps.cls == GapClass.HOST_WAIT) | (gaps.cls == GapClass.SYNC_WAIT))
     step_total = np.zeros(n_steps, np.int64)
     np.add.at(step_total, gaps.step[rows].astype(np.int64), gaps.duration_ns[rows])
