@@ -379,22 +379,34 @@ def _unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     """Distinct (a, b) pairs of int64 ≥ -1, sorted by a then b, and the inverse index; one
     1-D integer sort (``np.unique(axis=...)`` sorts structured rows, far slower)."""
     m = int(b.max()) + 2 if len(b) else 1
-    uniq, inv = np.unique((a + 1) * m + (b + 1), return_inverse=True)
-    return uniq // m - 1, uniq % m - 1, inv.reshape(-1)
+    key = (a + 1) * m + (b + 1)
+    o = np.argsort(key, kind="stable")  # inputs here come in runs: a stable sort is fastest
+    k = key[o]
+    new = np.concatenate([[True], k[1:] != k[:-1]]) if len(k) else np.zeros(0, bool)
+    inv = np.empty(len(k), np.int64)
+    inv[o] = np.cumsum(new) - 1
+    uniq = k[new]
+    return uniq // m - 1, uniq % m - 1, inv
 
 
-def _per_step_source(step: np.ndarray, gap: np.ndarray, src: np.ndarray, ns: np.ndarray,
-                     n_src: int, n_gaps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _group_sum(key: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct keys, exact int64 sum of ``values`` and row count per key. A stable sort:
+    fast on the nearly sorted keys used here (rows come grouped by gap, gaps by step)."""
+    o = np.argsort(key, kind="stable")
+    k = key[o]
+    first = np.flatnonzero(np.concatenate([[True], k[1:] != k[:-1]])) if len(k) else (
+        np.zeros(0, np.int64))
+    sums = np.add.reduceat(values[o], first) if len(k) else np.zeros(0, np.int64)
+    return k[first], sums, np.diff(np.append(first, len(k)))
+
+
+def _per_step_source(gap: np.ndarray, src: np.ndarray, ns: np.ndarray, gap_step: np.ndarray,
+                     n_src: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(key = step * n_src + source, exact ns per key, distinct gaps per key). Every row has
     ns > 0, so a key's gap count is the number of gaps in which it got time."""
-    comp, inv = np.unique((step * n_src + src) * n_gaps + gap, return_inverse=True)
-    if len(comp) == 0:
-        return (np.zeros(0, np.int64),) * 3
-    comp_ns = np.zeros(len(comp), np.int64)
-    np.add.at(comp_ns, inv.reshape(-1), ns)
-    key = comp // n_gaps
-    first = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
-    return key[first], np.add.reduceat(comp_ns, first), np.diff(np.append(first, len(comp)))
+    gs_key, gs_ns, _ = _group_sum(gap * n_src + src, ns)  # distinct (gap, source)
+    key = gap_step[gs_key // n_src] * n_src + gs_key % n_src
+    return _group_sum(key, gs_ns)
 
 
 def _chain_sources(path_parent: np.ndarray, path_source: np.ndarray
@@ -493,12 +505,9 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
     inc_src = chain[ptr[gp_path][rep] + offset]
 
     n_src = max(len(sources), 1)
-    n_gaps = max(len(rows), 1)
     g_step = gaps.step[rows].astype(np.int64)
-    s_keys, s_ns, s_gaps = _per_step_source(g_step[gp_gap], gp_gap, path_source[gp_path], gp_ns,
-                                            n_src, n_gaps)
-    i_keys, i_ns, i_gaps = _per_step_source(g_step[gp_gap[rep]], gp_gap[rep], inc_src,
-                                            gp_ns[rep], n_src, n_gaps)
+    s_keys, s_ns, s_gaps = _per_step_source(gp_gap, path_source[gp_path], gp_ns, g_step, n_src)
+    i_keys, i_ns, i_gaps = _per_step_source(gp_gap[rep], inc_src, gp_ns[rep], g_step, n_src)
     all_keys = np.union1d(s_keys, i_keys)
 
     def spread(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
