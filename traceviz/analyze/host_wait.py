@@ -352,6 +352,8 @@ def _region_keys(name: np.ndarray, nest: _Nesting, names: list[str]) -> np.ndarr
     is_fx = np.isin(name, fx_codes)
     region = np.full(n, -1, np.int64)
     fx = np.full(n, -1, np.int64)
+    if not (is_region.any() or is_fx.any()):  # eager code: nothing to propagate
+        return np.stack([region, fx, name], axis=1)
     for d in range(1, int(nest.depth.max()) + 1 if n else 0):
         at = np.flatnonzero(nest.depth == d)
         par = nest.parent[at]
