@@ -80,3 +80,26 @@ def test_markdown_text_and_html_show_the_sources(tmp_path: Path) -> None:
     assert "Host wait by source" in text and "train_step" in text
     html = render_html(report, "cdn")
     assert "fig-host-wait" in html and "<script>x</script>" not in html
+
+
+def test_json_step_rows_equal_the_per_step_tables(tmp_path: Path) -> None:
+    from tests.test_host_wait_handbuilt import run as run_handbuilt
+    from traceviz.report.host_wait_section import _rows, host_wait_json
+
+    b = TraceBuilder()
+    for n in range(1, 4):
+        base = (n - 1) * 1_000_000
+        b.step(n, base, 1_000_000)
+        b.kernel(launch_ts=base + 1_000, ts=base + 3_000, dur=7_000)
+        t = base + 10_000
+        for i in range(10 * n):  # step 3 has 30 sources: top 20 + the rest
+            b.cpu_op(f"op{i:02d}", t, 1_000 + 37 * ((i * 7 + n) % 11))
+            t += 2_000
+        b.kernel(launch_ts=t, launch_dur=500, ts=t + 1_000, dur=1_000)
+    _, h = run_handbuilt(b, tmp_path)
+    doc = host_wait_json(h)
+    for i, s in enumerate(doc["steps"]):
+        t = h.table(i)
+        assert s["inclusive"] == _rows(t.inclusive, t.total_ns)
+        assert s["self"] == _rows(t.self, t.total_ns)
+    assert doc["steps"][2]["self"][-1]["source"].endswith("other sources)")
