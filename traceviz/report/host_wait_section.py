@@ -69,10 +69,12 @@ def _step_rows(h: HostWaitSources, ns: np.ndarray, gaps: np.ndarray
     total = h.step_total_ns[step]
     out: list[list[dict[str, Any]]] = [[] for _ in range(n_steps)]
     top = rank < JSON_ROWS
-    for i, name, val, sh, gap in zip(step[top].tolist(), src[top].tolist(), v[top].tolist(),
-                                     (v[top] / total[top]).tolist(), g[top].tolist(),
-                                     strict=True):
-        out[i].append({"source": h.sources[name], "host_wait_us": us(val), "share": share(sh),
+    names = h.sources
+    # ns / 1000 as float64 is already the value rounded to 3 decimals that ``us`` returns.
+    for i, name, val_us, sh, gap in zip(step[top].tolist(), src[top].tolist(),
+                                        (v[top] / 1000).tolist(), (v[top] / total[top]).tolist(),
+                                        g[top].tolist(), strict=True):
+        out[i].append({"source": names[name], "host_wait_us": val_us, "share": round(sh, 6),
                        "gaps": gap})
     rest = ~top
     if rest.any():
