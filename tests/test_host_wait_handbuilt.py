@@ -185,6 +185,8 @@ def test_improperly_nested_events_are_clamped_counted_and_still_sum(tmp_path: Pa
     b.kernel(launch_ts=30_000, launch_dur=1_000, ts=31_000, dur=1_000)
     a, h = run(b, tmp_path)
     assert h.improperly_nested == 1
+    assert [(w.code, w.count) for w in a.health if w.code.startswith("improperly")] == [
+        ("improperly_nested_cpu_events", 1)]
     assert self_ns(h) == {"a": 5_000, "b": 5_000, UNTRACED: 10_000, "cudaLaunchKernel": 1_000}
     assert_sums(a, h)
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from traceviz.analyze.links import Links
-from traceviz.analyze.model import GapTable
+from traceviz.analyze.model import GapTable, HealthWarning
 from traceviz.trace import Trace
 from traceviz.vocab import (
     COMPILED_FX_GRAPH_PREFIX,
@@ -565,6 +565,17 @@ def _paths(nodes: np.ndarray, parent: np.ndarray, depth: np.ndarray, event_sid: 
 
 def _to_global(glob: np.ndarray, pos: np.ndarray) -> np.ndarray:
     return np.where(pos >= 0, glob[np.maximum(pos, 0)], -1)
+
+
+def nesting_health(sources: HostWaitSources) -> tuple[HealthWarning, ...]:
+    """``improperly_nested_cpu_events`` when some CPU events ended after their parent."""
+    n = sources.improperly_nested
+    if not n:
+        return ()
+    return (HealthWarning(
+        "improperly_nested_cpu_events",
+        "CPU events that end after the event enclosing them on their thread (clamped to it "
+        "for host-wait sources)", n),)
 
 
 # --- comparison against a baseline ---------------------------------------------------------
