@@ -74,7 +74,8 @@ def test_single_trace_report_renders_every_figure_and_escapes_names(browser: Any
     page, errors, dialogs = open_page(browser, out, "browser_trace_report.png")
     assert errors == [] and dialogs == []
     figs = {fid: (n, svgs) for fid, n, svgs in page.evaluate(FIGURES_JS)}
-    assert set(figs) == {"fig-steps", "fig-timeline", "fig-gaps", "fig-families"}
+    assert set(figs) == {"fig-steps", "fig-timeline", "fig-gaps", "fig-host-wait",
+                         "fig-families"}
     assert all(n > 0 and svgs > 0 for n, svgs in figs.values()), figs
     assert EVIL in page.inner_text("#tbl-kernels")  # shown as text, never executed
 

@@ -59,8 +59,11 @@ CATEGORY_BY_NAME: dict[str, Category] = {
 GPU_ACTIVITY_CATEGORIES = frozenset({Category.KERNEL, Category.GPU_MEMCPY, Category.GPU_MEMSET})
 #: Host API calls that may launch GPU work (linked by ``args.correlation``).
 RUNTIME_CATEGORIES = frozenset({Category.CUDA_RUNTIME, Category.CUDA_DRIVER})
-#: CPU-side events kept for step windows and torch.compile structure.
-CPU_CATEGORIES = frozenset({Category.CPU_OP, Category.USER_ANNOTATION})
+#: CPU-side events kept for step windows, torch.compile structure and host-wait sources
+#: (``python_function``: only in traces recorded ``with_stack=True``).
+CPU_CATEGORIES = frozenset(
+    {Category.CPU_OP, Category.USER_ANNOTATION, Category.PYTHON_FUNCTION}
+)
 
 
 class LaunchKind(IntEnum):

@@ -11,6 +11,7 @@ from traceviz.analyze.compile_structure import compile_structure
 from traceviz.analyze.families import family_of_name, parse_triton_name
 from traceviz.analyze.gaps import StepTimeline, gap_stats, step_timeline
 from traceviz.analyze.graphs import graph_replays
+from traceviz.analyze.host_wait import host_wait_sources, nesting_health
 from traceviz.analyze.intervals import union_length
 from traceviz.analyze.links import Links, link_launches
 from traceviz.analyze.model import (
@@ -47,6 +48,7 @@ def analyze(trace: Trace) -> Analysis:
     triton_count = int(np.count_nonzero(families == "triton"))
     replays = graph_replays(trace, links, steps, launch_step)
     totals = _totals(trace, links, steps, step_rows, activity_step, triton_count)
+    sources = host_wait_sources(trace, links, timeline.gaps, steps.names)
     return Analysis(
         steps=step_rows,
         gaps=timeline.gaps,
@@ -56,11 +58,13 @@ def analyze(trace: Trace) -> Analysis:
         top_kernels=_top_kernels(gpu, families),
         triton_kernels=_triton_rows(gpu, families),
         compile=compile_structure(trace, links, steps, launch_step, triton_count),
-        health=_health(trace, links, steps, step_rows, activity_step, replays),
+        health=_health(trace, links, steps, step_rows, activity_step, replays)
+        + nesting_health(sources),
         totals=totals,
         per_step=_per_step(step_rows),
         activity_step=activity_step,
         activity_family=families,
+        host_wait_sources=sources,
     )
 
 

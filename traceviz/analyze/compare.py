@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from traceviz.analyze.headline import Headline, build_headline
+from traceviz.analyze.host_wait import HostWaitShift, host_wait_shift
 from traceviz.analyze.model import Analysis
 from traceviz.analyze.speed import NO_EVIDENCE, TRACE, Timing, speed_evidence, speed_verdict
 from traceviz.analyze.verdicts import (
@@ -124,6 +125,7 @@ class Comparison:
     thresholds: Thresholds
     notes: tuple[str, ...] = ()
     headlines: tuple[Headline, ...] = ()  # one per non-baseline mode, in row order
+    host_wait_shifts: tuple[HostWaitShift, ...] = ()  # per analysed mode, vs the baseline
 
     def headline(self, mode: str) -> Headline | None:
         return next((h for h in self.headlines if h.mode == mode), None)
@@ -373,6 +375,7 @@ def compare(
     base_inp, base_row = by_mode[baseline]
     notes: list[str] = []
     waterfalls: list[Waterfall] = []
+    shifts: list[HostWaitShift] = []
     verdicts: list[Verdict] = []
     headlines: list[Headline] = []
     base_ok = _has_gpu_steps(base_inp.analysis)
@@ -415,7 +418,13 @@ def compare(
         assert inp.analysis is not None and base_inp.analysis is not None
         w = build_waterfall(inp.mode, inp.analysis, baseline, base_inp.analysis)
         waterfalls.append(w)
+        shift = _host_wait_shift(inp.mode, inp.analysis, baseline, base_inp.analysis)
+        if shift is not None:
+            shifts.append(shift)
         found = verdicts_for(verdict_inputs(inp, row), base_vi, speed, period_change(w), t)
+        if shift is not None:  # the launch verdict names where the host wait is spent
+            found = tuple(replace(v, explanation=f"{v.explanation}; {shift.phrase()}")
+                          if v.kind == "launch" else v for v in found)
         if other:
             found = tuple(_different_devices(v, base_inp.device or "", inp.device or "")
                           for v in found)
@@ -423,4 +432,12 @@ def compare(
         headlines.append(build_headline(inp.mode, ev, speed.status, w.parts,
                                         _counts(base_row, row), context))
     return Comparison(baseline, rows, tuple(waterfalls), tuple(verdicts), t, tuple(notes),
-                      tuple(headlines))
+                      tuple(headlines), tuple(shifts))
+
+
+def _host_wait_shift(mode: str, a: Analysis, baseline: str, base: Analysis
+                     ) -> HostWaitShift | None:
+    if a.host_wait_sources is None or base.host_wait_sources is None:
+        return None
+    return host_wait_shift(mode, a.host_wait_sources, [s.period_ns for s in a.steps],
+                           baseline, base.host_wait_sources, [s.period_ns for s in base.steps])

@@ -7,10 +7,14 @@ Definitions are in ``docs/metrics.md``; this module only names and shapes them. 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from traceviz.vocab import GAP_CLASS_NAMES
+
+if TYPE_CHECKING:
+    from traceviz.analyze.host_wait import HostWaitSources
 
 
 def cpu_bound_share(host_wait_ns: int, sync_wait_ns: int, period_ns: int) -> float | None:
@@ -267,6 +271,7 @@ class Analysis:
     per_step: PerStep
     activity_step: np.ndarray = field(repr=False)  # int32 per Trace.gpu row, -1 unattributed
     activity_family: np.ndarray = field(repr=False)  # object: family name per Trace.gpu row
+    host_wait_sources: HostWaitSources | None = field(default=None, repr=False)
 
     def representative_step(self) -> StepMetrics | None:
         """The step with GPU work whose period is the median (lower median for even counts)."""

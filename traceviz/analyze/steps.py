@@ -49,8 +49,9 @@ def find_steps(trace: Trace) -> StepWindows:
     )
     rows = cpu.loc[mask, ["name", "ts_ns", "end_ns"]].drop_duplicates()
     if len(rows) == 0:
-        starts = [t["ts_ns"].min() for t in (trace.gpu, trace.runtime, cpu) if len(t)]
-        ends = [t["end_ns"].max() for t in (trace.gpu, trace.runtime, cpu) if len(t)]
+        ops = cpu.loc[cpu["cat"].to_numpy() != Category.PYTHON_FUNCTION]  # frames: not spanned
+        starts = [t["ts_ns"].min() for t in (trace.gpu, trace.runtime, ops) if len(t)]
+        ends = [t["end_ns"].max() for t in (trace.gpu, trace.runtime, ops) if len(t)]
         if not starts:
             return StepWindows((), (), np.zeros(0, np.int64), np.zeros(0, np.int64), True, 0)
         return StepWindows(

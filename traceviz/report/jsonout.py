@@ -2,7 +2,7 @@
 
 Times are microseconds (``*_us``: ``ns / 1000``, exact to the nanosecond). Keys are stable:
 ``trace``, ``steps``, ``gaps``, ``graph_replays``, ``kernel_families``, ``top_kernels``,
-``triton_kernels``, ``compile``, ``health``, ``totals``, ``per_step``.
+``triton_kernels``, ``compile``, ``host_wait_sources``, ``health``, ``totals``, ``per_step``.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 
 from traceviz import __version__
 from traceviz.analyze.model import Analysis, StepMetrics
+from traceviz.report.host_wait_section import host_wait_json
 from traceviz.report.units import share, us
 from traceviz.trace import Trace
 
@@ -166,6 +167,9 @@ def analysis_to_dict(trace: Trace, a: Analysis) -> dict[str, Any]:
                 for c in a.compile.steps
             ],
         },
+        "host_wait_sources": host_wait_json(a.host_wait_sources)
+        if a.host_wait_sources is not None
+        else None,
         "health": [{"code": h.code, "message": h.message, "count": h.count} for h in a.health],
         "totals": {
             "steps": t.steps,

@@ -17,6 +17,7 @@ from traceviz.analyze.headline import Headline
 from traceviz.analyze.model import Analysis
 from traceviz.analyze.verdicts import Verdict
 from traceviz.report import figures
+from traceviz.report.host_wait_section import host_wait_section, summary_sentence
 from traceviz.trace.tables import Trace
 
 if TYPE_CHECKING:
@@ -138,6 +139,10 @@ def _trace_facts(trace: Trace, analysis: Analysis) -> list[tuple[str, str]]:
         ("launch calls", f"{t.launches:,} ({t.graph_launches:,} CUDA-graph launches)"),
         ("cpu_bound_share", pct(t.cpu_bound_share) + " of the summed step periods"),
     ]
+    sentence = analysis.host_wait_sources and summary_sentence(analysis.host_wait_sources,
+                                                               t.cpu_bound_share)
+    if sentence:
+        facts.append(("host wait by source", sentence))
     return facts
 
 
@@ -267,6 +272,9 @@ def build_trace_report(trace: Trace, analysis: Analysis) -> Report:
     )
     sections = [_per_step_section(analysis), timeline, _gap_section(analysis),
                 _kernel_section(analysis)]
+    host_wait = host_wait_section(analysis)
+    if host_wait:
+        sections.insert(3, host_wait)
     graphs = _graph_section(analysis)
     if graphs:
         sections.append(graphs)

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from traceviz.analyze.model import Analysis
 from traceviz.report.fit import KEEP, Column, fit_table
+from traceviz.report.host_wait_section import summary_sentence, text_table
 from traceviz.trace import Trace
 
 
@@ -66,6 +67,9 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None) -> Group:
     ):
         summary.add_row(label, value)
     parts: list = [head, steps, summary]
+    hw = a.host_wait_sources
+    if hw is not None and hw.total_ns > 0:
+        parts += [text_table(hw), Text(summary_sentence(hw, t.cpu_bound_share) or "")]
     if a.health:
         health = Text("Trace health\n", style="bold yellow")
         for h in a.health:

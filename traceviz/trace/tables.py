@@ -8,7 +8,8 @@ categories are shared by all three tables):
 ``runtime``  CUDA runtime / driver calls (cat cuda_runtime / cuda_driver):
              ``name, pid, tid, ts_ns, dur_ns, end_ns, correlation, external_id, kind, is_sync``
              (``kind`` is a :class:`~traceviz.vocab.LaunchKind` by name)
-``cpu``      CPU ops and user annotations (cat cpu_op / user_annotation):
+``cpu``      CPU ops, user annotations and Python frames (cat cpu_op / user_annotation /
+             python_function, the last only when the trace was recorded with stacks):
              ``cat, name, pid, tid, ts_ns, dur_ns, end_ns, external_id``
 
 ``comms``    events carrying collective parameters (``record_param_comms`` CPU ops, and NCCL

@@ -1,0 +1,667 @@
+"""Host-wait attribution: which CPU code was running while the GPU waited for the host.
+
+Definitions (``docs/metrics.md``, "Host-wait sources"): each ``host_wait`` / ``sync_wait`` gap
+``[gap start, gap end)`` is split at ``min(launch start, gap end)``, where *launch* is the
+launch call of the activity ending the gap, on that call's thread:
+
+* the **waiting window** ``[gap start, min(launch start, gap end))``: at each instant the source
+  is the chain of CPU events open on the launch thread (``user_annotation``, ``cpu_op``,
+  ``python_function``, runtime/driver calls; ``ProfilerStep#N`` excluded); no open event →
+  ``(python / untraced)``;
+* the **launch tail** ``[min(launch start, gap end), gap end)``: the launch call had started but
+  the activity had not; attributed to the chain open at the launch call's start (normally the
+  launch call itself, under its callers).
+
+So every nanosecond of every gap goes to exactly one innermost event (the **self** view) and
+to that event and each distinct ancestor name (the **inclusive** view): per gap, per step and
+over the trace, self sums to ``host_wait + sync_wait`` exactly, in integer ns.
+
+Vectorised per thread: events are nested once (depth from a cumulative sum of open/close
+boundaries, parent = the previous event one level up), the thread's timeline is cut into
+elementary intervals with a constant innermost event, and the windows are intersected with
+those intervals by ``searchsorted``. Python loops run over threads and nesting depth only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from traceviz.analyze.links import Links
+from traceviz.analyze.model import GapTable, HealthWarning
+from traceviz.trace import Trace
+from traceviz.vocab import (
+    COMPILED_FX_GRAPH_PREFIX,
+    COMPILED_REGION,
+    STEP_MARKER,
+    Category,
+    GapClass,
+)
+
+#: Source of time when no CPU event is open on the launch thread.
+UNTRACED = "(python / untraced)"
+#: Separator between a compiled region and what ran inside it.
+IN_REGION = " › "
+#: Leaf name of copies inside a CompiledFxGraph call (CUDA-graph input copies).
+INPUT_COPIES = "input copies"
+
+_MIN_T = np.iinfo(np.int64).min
+_MAX_T = np.iinfo(np.int64).max
+# Tie order for events with equal start and end: the outer one first.
+_RANK = {Category.USER_ANNOTATION: 0, Category.PYTHON_FUNCTION: 1, Category.CPU_OP: 2}
+_RUNTIME_RANK = 3
+_MAX_REPAIRS = 4
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """One source of host wait in one scope (a step or the trace)."""
+
+    source: str
+    host_wait_ns: int
+    share: float | None  # of the scope's host wait (host_wait + sync_wait)
+    gaps: int  # gaps in which this source got > 0 ns
+
+
+@dataclass(frozen=True)
+class SourceTable:
+    """Sources of one scope, sorted by ``host_wait_ns`` (descending), then name."""
+
+    scope: str  # step name, or "trace"
+    total_ns: int  # host_wait + sync_wait of the scope (== sum of the self rows)
+    inclusive: tuple[SourceRow, ...]
+    self: tuple[SourceRow, ...]
+
+
+@dataclass(frozen=True)
+class HostWaitSources:
+    """Attributed host wait, as a sparse (step × source) table of integer ns.
+
+    ``step``/``source``/``self_ns``/``inclusive_ns``/``self_gaps``/``inclusive_gaps`` are
+    parallel arrays, one row per (step, source) pair with > 0 ns in either view. ``path_*``
+    hold the distinct call paths (root → leaf chains of sources) with their self ns over the
+    trace: the flame graph.
+    """
+
+    step_names: tuple[str, ...]
+    sources: tuple[str, ...]  # label per source id
+    step_total_ns: np.ndarray = field(repr=False)  # int64 per step: host_wait + sync_wait gaps
+    step: np.ndarray = field(repr=False)  # int64
+    source: np.ndarray = field(repr=False)  # int64 id into ``sources``
+    self_ns: np.ndarray = field(repr=False)  # int64
+    inclusive_ns: np.ndarray = field(repr=False)  # int64
+    self_gaps: np.ndarray = field(repr=False)  # int64
+    inclusive_gaps: np.ndarray = field(repr=False)  # int64
+    path_parent: np.ndarray = field(repr=False)  # int64 per call path: parent path, -1 root
+    path_source: np.ndarray = field(repr=False)  # int64 per call path: its innermost source
+    path_self_ns: np.ndarray = field(repr=False)  # int64 per call path: self ns, whole trace
+    gaps: int  # host_wait + sync_wait gaps attributed
+    improperly_nested: int  # CPU events ending after their parent (clamped to it)
+    has_stacks: bool  # python_function events were present
+
+    @property
+    def total_ns(self) -> int:
+        return int(self.step_total_ns.sum())
+
+    def table(self, step: int | None = None) -> SourceTable:
+        """Full sorted table of one step (by index) or, with ``None``, of the whole trace."""
+        if step is None:
+            sel = slice(None)
+        else:  # rows are sorted by step
+            lo, hi = np.searchsorted(self.step, [step, step + 1])
+            sel = slice(int(lo), int(hi))
+        total = self.total_ns if step is None else int(self.step_total_ns[step])
+        scope = "trace" if step is None else self.step_names[step]
+        src = self.source[sel]
+
+        def rows(ns: np.ndarray, gaps: np.ndarray) -> tuple[SourceRow, ...]:
+            ids, by_ns, by_gaps = src, ns[sel], gaps[sel]
+            if step is None:  # several steps: sum per source
+                by_ns = np.zeros(len(self.sources), np.int64)
+                np.add.at(by_ns, src, ns[sel])
+                by_gaps = np.zeros(len(self.sources), np.int64)
+                np.add.at(by_gaps, src, gaps[sel])
+                ids = np.arange(len(self.sources))
+            keep = by_ns > 0
+            ids, by_ns, by_gaps = ids[keep], by_ns[keep], by_gaps[keep]
+            order = np.lexsort((ids, -by_ns))  # source ids are in name order
+            return tuple(
+                SourceRow(self.sources[i], v, v / total if total > 0 else None, g)
+                for i, v, g in zip(ids[order].tolist(), by_ns[order].tolist(),
+                                   by_gaps[order].tolist(), strict=True)
+            )
+
+        return SourceTable(scope, total, rows(self.inclusive_ns, self.inclusive_gaps),
+                           rows(self.self_ns, self.self_gaps))
+
+    def path_inclusive_ns(self) -> np.ndarray:
+        """Per call path: its self ns plus that of every path below it (whole trace)."""
+        inc = self.path_self_ns.copy()
+        # Parents are numbered before their children, so one reverse pass adds each subtree.
+        for i in range(len(inc) - 1, -1, -1):
+            if self.path_parent[i] >= 0:
+                inc[self.path_parent[i]] += inc[i]
+        return inc
+
+    def per_step_inclusive_ns(self, steps: np.ndarray) -> dict[str, float]:
+        """Mean inclusive ns per step over the given step indices, by source label."""
+        if len(steps) == 0:
+            return {}
+        sel = np.isin(self.step, steps)
+        out = np.zeros(len(self.sources), np.int64)
+        np.add.at(out, self.source[sel], self.inclusive_ns[sel])
+        return {self.sources[i]: int(out[i]) / len(steps) for i in np.flatnonzero(out)}
+
+
+def top_rows(rows: tuple[SourceRow, ...], n: int, total_ns: int) -> tuple[SourceRow, ...]:
+    """The first ``n`` rows plus, if more, one ``(N other sources)`` row summing the rest
+    (its ``gaps`` is the largest gap count among them: gaps can repeat across sources)."""
+    if len(rows) <= n:
+        return rows
+    rest = rows[n:]
+    ns = sum(r.host_wait_ns for r in rest)
+    return (*rows[:n], SourceRow(f"({len(rest)} other sources)", ns,
+                                 ns / total_ns if total_ns > 0 else None,
+                                 max(r.gaps for r in rest)))
+
+
+# --- events and nesting --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Events:
+    """All candidate CPU events (cpu table minus step markers, plus runtime calls)."""
+
+    thread: np.ndarray  # int64 thread id (index into the factorised (pid, tid) pairs)
+    start: np.ndarray  # int64 ns
+    end: np.ndarray  # int64 ns
+    rank: np.ndarray  # int8 tie order
+    name: np.ndarray  # int64 code into trace.names
+
+
+def _events(trace: Trace, thread_of: dict[tuple[int, int], int]) -> _Events:
+    cpu, rt = trace.cpu, trace.runtime
+    names = trace.names
+    step_codes = np.fromiter((i for i, n in enumerate(names) if STEP_MARKER.match(n)), np.int64)
+    c_code = cpu["name"].cat.codes.to_numpy().astype(np.int64)
+    c_cat = cpu["cat"].to_numpy()
+    keep_c = ~(np.isin(c_code, step_codes) & (c_cat == Category.USER_ANNOTATION))
+    rank_lut = np.full(max(Category) + 1, _RANK[Category.CPU_OP], np.int8)
+    for cat, r in _RANK.items():
+        rank_lut[cat] = r
+    parts = []
+    for table, keep, rank in (
+        (cpu, keep_c, rank_lut[c_cat.astype(np.int64)] if len(cpu) else np.zeros(0, np.int8)),
+        (rt, np.ones(len(rt), bool), np.full(len(rt), _RUNTIME_RANK, np.int8)),
+    ):
+        pid = table["pid"].to_numpy()[keep]
+        tid = table["tid"].to_numpy()[keep]
+        th = _thread_ids(pid, tid, thread_of)
+        start = table["ts_ns"].to_numpy()[keep]
+        end = table["end_ns"].to_numpy()[keep]
+        ok = (th >= 0) & (end > start)
+        parts.append((th[ok], start[ok], end[ok], rank[keep][ok],
+                      table["name"].cat.codes.to_numpy().astype(np.int64)[keep][ok]))
+    return _Events(*(np.concatenate([p[i] for p in parts]) for i in range(5)))
+
+
+def _thread_ids(pid: np.ndarray, tid: np.ndarray, thread_of: dict[tuple[int, int], int]
+                ) -> np.ndarray:
+    """Thread id per row for the (pid, tid) pairs in ``thread_of``; -1 for other threads."""
+    out = np.full(len(pid), -1, np.int64)
+    for (p, t), k in thread_of.items():
+        out[(pid == p) & (tid == t)] = k
+    return out
+
+
+@dataclass(frozen=True)
+class _Nesting:
+    """One thread's events in nesting order, with the elementary-interval timeline."""
+
+    order: np.ndarray  # event indices (into the thread's arrays), sorted by start, outer first
+    parent: np.ndarray  # per sorted position: parent position, -1 for a root
+    depth: np.ndarray  # per sorted position
+    bad: int  # events that ended after their parent (clamped)
+    times: np.ndarray  # elementary interval starts (first one = int64 min)
+    inner: np.ndarray  # innermost open sorted position on [times[k], times[k+1]); -1 none
+
+
+def _boundaries(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted open/close boundaries of events in nesting order: (time, is_start, position).
+
+    At equal times, closes come before opens; closes inner-first, opens outer-first.
+    """
+    n = len(start)
+    pos = np.arange(n, dtype=np.int64)
+    t = np.concatenate([end, start])
+    # One tie key: closes (inner first) in [0, n), then opens (outer first) in [n, 2n).
+    key = np.concatenate([n - 1 - pos, n + pos])
+    o = np.lexsort((key, t))
+    is_start = key[o] >= n
+    return t[o], is_start, np.where(is_start, key[o] - n, n - 1 - key[o])
+
+
+def _nest(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> _Nesting:
+    order = np.lexsort((rank, -end, start))  # stable: input order breaks the last ties
+    s, e = start[order], end[order].copy()
+    n = len(s)
+    bad_first = -1
+    for _ in range(_MAX_REPAIRS):
+        bt, bs, bp = _boundaries(s, e)
+        open_after = np.cumsum(np.where(bs, 1, -1))
+        depth = np.empty(n, np.int64)
+        depth[bp[bs]] = open_after[bs] - 1
+        key = depth * n + np.arange(n)
+        by_key = np.argsort(key, kind="stable")
+        sorted_key = key[by_key]
+        want = (depth - 1) * n + np.arange(n)
+        j = np.searchsorted(sorted_key, want, side="left") - 1
+        jc = np.maximum(j, 0)
+        found = (depth > 0) & (j >= 0) & (sorted_key[jc] // max(n, 1) == depth - 1)
+        parent = np.where(found, by_key[jc], -1)
+        over = (parent >= 0) & (e > e[np.maximum(parent, 0)])
+        if bad_first < 0:
+            bad_first = int(np.count_nonzero(over))
+        if not over.any():
+            break
+        for d in range(1, int(depth.max()) + 1):  # clamp top-down so the fix cascades
+            at = np.flatnonzero((depth == d) & (parent >= 0))
+            e[at] = np.minimum(e[at], e[parent[at]])
+        e = np.maximum(e, s + 1)  # a clamped event keeps at least 1 ns
+    # Elementary intervals: innermost after the last boundary at each distinct time.
+    inner_after = np.where(bs, bp, parent[bp] if n else bp)
+    last = np.ones(len(bt), bool)
+    last[:-1] = bt[1:] != bt[:-1]
+    times = np.concatenate([[_MIN_T], bt[last]])
+    inner = np.concatenate([[-1], inner_after[last]])
+    return _Nesting(order, parent, depth, max(bad_first, 0), times, inner)
+
+
+def _pieces(nest: _Nesting, a: np.ndarray, b: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cut windows ``[a, b)`` (b > a) by the elementary intervals: (window index, innermost
+    sorted position or -1, ns) per piece; the ns of each window sum to ``b - a``."""
+    t = nest.times
+    k0 = np.searchsorted(t, a, side="right") - 1
+    k1 = np.searchsorted(t, b, side="left") - 1
+    count = k1 - k0 + 1
+    w = np.repeat(np.arange(len(a)), count)
+    first = np.cumsum(count) - count
+    k = k0[w] + (np.arange(len(w)) - first[w])
+    t_next = np.append(t[1:], _MAX_T)
+    ns = np.minimum(b[w], t_next[k]) - np.maximum(a[w], t[k])
+    return w, nest.inner[k], ns
+
+
+def _at(nest: _Nesting, t: np.ndarray) -> np.ndarray:
+    """Innermost open sorted position at each instant (events starting at t are open)."""
+    return nest.inner[np.searchsorted(nest.times, t, side="right") - 1]
+
+
+# --- labels ----------------------------------------------------------------------------------
+
+
+def _short(name: str) -> str:
+    """``## Call CompiledFxGraph fxyz… ##`` → ``CompiledFxGraph fxyz…`` (first 8 chars)."""
+    if name.startswith(COMPILED_FX_GRAPH_PREFIX):
+        h = name[len(COMPILED_FX_GRAPH_PREFIX):].strip(" #")
+        return f"CompiledFxGraph {h[:8]}" if h else "CompiledFxGraph"
+    return name
+
+
+def _region_label(names: list[str], region_name: int, fx_name: int, name: int) -> str:
+    """Label of an event: its name, prefixed by the compiled region it runs in (if any);
+    copies inside a CompiledFxGraph call are that region's ``input copies``. A compiled
+    region marker is named by itself, also when nested in another region."""
+    own = _short(names[name])
+    if COMPILED_REGION.match(names[name]):
+        return own
+    region = names[region_name] if region_name >= 0 else (
+        _short(names[fx_name]) if fx_name >= 0 else None)
+    if region is None:
+        return own
+    leaf = INPUT_COPIES if fx_name >= 0 and "copy" in names[name].lower() else own
+    return f"{region}{IN_REGION}{leaf}"
+
+
+def _overlapping(start: np.ndarray, end: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Mask of events ``[start, end)`` that intersect at least one interval ``[a, b)``."""
+    if len(a) == 0 or len(start) == 0:
+        return np.zeros(len(start), bool)
+    o = np.argsort(a, kind="stable")
+    a, b = a[o], b[o]
+    reach = np.maximum.accumulate(b)
+    new = np.ones(len(a), bool)
+    new[1:] = a[1:] > reach[:-1]
+    m_start = a[new]
+    m_end = np.maximum.reduceat(b, np.flatnonzero(new))
+    j = np.searchsorted(m_end, start, side="right")
+    jc = np.minimum(j, len(m_end) - 1)
+    return (j < len(m_end)) & (m_start[jc] < end)
+
+
+def _region_keys(name: np.ndarray, nest: _Nesting, names: list[str]) -> np.ndarray:
+    """Per sorted position: (enclosing compiled-region name code, enclosing CompiledFxGraph
+    name code, own name code); -1 where there is no such strict ancestor."""
+    n = len(name)
+    uniq = np.unique(name)
+    region_codes = uniq[[COMPILED_REGION.match(names[c]) is not None for c in uniq]]
+    fx_codes = uniq[[names[c].startswith(COMPILED_FX_GRAPH_PREFIX) for c in uniq]]
+    is_region = np.isin(name, region_codes)
+    is_fx = np.isin(name, fx_codes)
+    region = np.full(n, -1, np.int64)
+    fx = np.full(n, -1, np.int64)
+    if not (is_region.any() or is_fx.any()):  # eager code: nothing to propagate
+        return np.stack([region, fx, name], axis=1)
+    for d in range(1, int(nest.depth.max()) + 1 if n else 0):
+        at = np.flatnonzero(nest.depth == d)
+        par = nest.parent[at]
+        at, par = at[par >= 0], par[par >= 0]
+        region[at] = np.where(is_region[par], name[par], region[par])
+        fx[at] = np.where(is_fx[par], name[par], fx[par])
+    return np.stack([region, fx, name], axis=1)
+
+
+def _ancestors(leaves: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """The leaves and every ancestor of them (sorted, distinct); each node visited once."""
+    seen = np.zeros(len(parent), bool)
+    seen[leaves] = True
+    cur = parent[leaves]
+    cur = cur[cur >= 0]
+    while len(cur):
+        cur = cur[~seen[cur]]
+        seen[cur] = True
+        cur = parent[cur]
+        cur = cur[cur >= 0]
+    return np.flatnonzero(seen)
+
+
+def _unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (a, b) pairs of int64 ≥ -1, sorted by a then b, and the inverse index; one
+    1-D integer sort (``np.unique(axis=...)`` sorts structured rows, far slower)."""
+    m = int(b.max()) + 2 if len(b) else 1
+    key = (a + 1) * m + (b + 1)
+    o = np.argsort(key, kind="stable")  # inputs here come in runs: a stable sort is fastest
+    k = key[o]
+    new = np.concatenate([[True], k[1:] != k[:-1]]) if len(k) else np.zeros(0, bool)
+    inv = np.empty(len(k), np.int64)
+    inv[o] = np.cumsum(new) - 1
+    uniq = k[new]
+    return uniq // m - 1, uniq % m - 1, inv
+
+
+def _group_sum(key: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct keys, exact int64 sum of ``values`` and row count per key. A stable sort:
+    fast on the nearly sorted keys used here (rows come grouped by gap, gaps by step)."""
+    o = np.argsort(key, kind="stable")
+    k = key[o]
+    first = np.flatnonzero(np.concatenate([[True], k[1:] != k[:-1]])) if len(k) else (
+        np.zeros(0, np.int64))
+    sums = np.add.reduceat(values[o], first) if len(k) else np.zeros(0, np.int64)
+    return k[first], sums, np.diff(np.append(first, len(k)))
+
+
+def _per_step_source(gap: np.ndarray, src: np.ndarray, ns: np.ndarray, gap_step: np.ndarray,
+                     n_src: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(key = step * n_src + source, exact ns per key, distinct gaps per key). Every row has
+    ns > 0, so a key's gap count is the number of gaps in which it got time."""
+    gs_key, gs_ns, _ = _group_sum(gap * n_src + src, ns)  # distinct (gap, source)
+    key = gap_step[gs_key // n_src] * n_src + gs_key % n_src
+    return _group_sum(key, gs_ns)
+
+
+def _chain_sources(path_parent: np.ndarray, path_source: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Per call path, the distinct sources on its chain (itself and its ancestors), as CSR
+    (``ptr``, ``sources``). One pass over the paths (parents are numbered first)."""
+    chains: list[tuple[int, ...]] = []
+    for parent_path, src in zip(path_parent.tolist(), path_source.tolist(), strict=True):
+        up = chains[parent_path] if parent_path >= 0 else ()
+        chains.append(up if src in up else (*up, src))
+    ptr = np.zeros(len(chains) + 1, np.int64)
+    ptr[1:] = np.cumsum([len(c) for c in chains])
+    flat = np.fromiter((s for c in chains for s in c), np.int64, count=int(ptr[-1]))
+    return ptr, flat
+
+
+# --- the attribution -------------------------------------------------------------------------
+
+
+def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
+                      step_names: tuple[str, ...]) -> HostWaitSources:
+    """Attribute every ``host_wait`` / ``sync_wait`` gap to the CPU events open on the thread
+    of the launch call that ends it (definitions in the module docstring)."""
+    rt = trace.runtime
+    n_steps = len(step_names)
+    has_stacks = trace.meta.category_counts.get("python_function", 0) > 0
+    rows = np.flatnonzero((gaps.cls == GapClass.HOST_WAIT) | (gaps.cls == GapClass.SYNC_WAIT))
+    step_total = np.zeros(n_steps, np.int64)
+    np.add.at(step_total, gaps.step[rows].astype(np.int64), gaps.duration_ns[rows])
+    launch = links.launch_row[gaps.activity[rows]]
+    # Both classes require a launch call at or after the gap start; keep the guard explicit.
+    assert (launch >= 0).all(), "host_wait/sync_wait gap without a launch call"
+    gs, ge = gaps.start_ns[rows], gaps.end_ns[rows]
+    ls = rt["ts_ns"].to_numpy()[launch]
+    split = np.clip(ls, gs, ge)  # end of the waiting window, start of the launch tail
+    pid, tid = rt["pid"].to_numpy()[launch], rt["tid"].to_numpy()[launch]
+    pairs = sorted(set(zip(pid.tolist(), tid.tolist(), strict=True)))
+    thread_of = {pt: k for k, pt in enumerate(pairs)}
+    g_thread = _thread_ids(pid, tid, thread_of)
+    ev = _events(trace, thread_of)
+    names = [str(n) for n in trace.names]
+
+    parent = np.full(len(ev.start), -1, np.int64)  # global event index of the parent
+    depth = np.zeros(len(ev.start), np.int64)
+    label_key = np.full((len(ev.start), 3), -1, np.int64)
+    p_gap, p_leaf, p_ns = [], [], []  # pieces: gap (index into rows), leaf event or -1, ns
+    bad = 0
+    for k in range(len(pairs)):
+        gi = np.flatnonzero(g_thread == k)
+        win, tail = split[gi] > gs[gi], ge[gi] > split[gi]
+        ei = np.flatnonzero(ev.thread == k)
+        ei = ei[_overlapping(ev.start[ei], ev.end[ei],
+                             np.concatenate([gs[gi][win], ls[gi][tail]]),
+                             np.concatenate([split[gi][win], ls[gi][tail] + 1]))]
+        nest = _nest(ev.start[ei], ev.end[ei], ev.rank[ei])
+        bad += nest.bad
+        glob = ei[nest.order]  # sorted position -> global event index
+        parent[glob] = np.where(nest.parent >= 0, glob[np.maximum(nest.parent, 0)], -1)
+        depth[glob] = nest.depth
+        label_key[glob] = _region_keys(ev.name[glob], nest, names)
+        w, inner, ns = _pieces(nest, gs[gi][win], split[gi][win])
+        inner_tail = _at(nest, ls[gi][tail])
+        p_gap += [gi[win][w], gi[tail]]
+        p_leaf += [_to_global(glob, inner), _to_global(glob, inner_tail)]
+        p_ns += [ns, ge[gi][tail] - split[gi][tail]]
+    gap_i, leaf, ns = (np.concatenate(p) if p else np.zeros(0, np.int64)
+                       for p in (p_gap, p_leaf, p_ns))
+    keep = ns > 0
+    gap_i, leaf, ns = gap_i[keep], leaf[keep], ns[keep]
+
+    # Label the leaves and their ancestors, then intern their call paths.
+    nodes = _ancestors(leaf[leaf >= 0], parent)
+    r, f, region_fx = _unique_pairs(label_key[nodes, 0], label_key[nodes, 1])
+    rf, own, inv = _unique_pairs(region_fx, label_key[nodes, 2])
+    labels = [_region_label(names, int(r[i]), int(f[i]), int(n))
+              for i, n in zip(rf, own, strict=True)]
+    sources = sorted(set(labels) | ({UNTRACED} if (leaf < 0).any() else set()))
+    sid = {s: i for i, s in enumerate(sources)}
+    event_sid = np.full(len(ev.start) + 1, -1, np.int64)  # last slot: no event → UNTRACED
+    event_sid[nodes] = np.array([sid[s] for s in labels], np.int64)[inv]
+    event_sid[-1] = sid.get(UNTRACED, -1)
+    path_of, path_parent, path_source = _paths(nodes, parent, depth, event_sid)
+
+    # Merge pieces by (gap, call path); a leaf of -1 picks the untraced path (last slot).
+    gp_gap, gp_path, inv = _unique_pairs(gap_i, path_of[leaf])
+    gp_ns = np.zeros(len(gp_gap), np.int64)
+    np.add.at(gp_ns, inv, ns)
+    path_self_ns = np.zeros(len(path_parent), np.int64)
+    np.add.at(path_self_ns, gp_path, gp_ns)
+
+    # Inclusive: each distinct source on the path's chain once per (gap, path) row.
+    ptr, chain = _chain_sources(path_parent, path_source)
+    count = ptr[gp_path + 1] - ptr[gp_path]
+    rep = np.repeat(np.arange(len(gp_path)), count)
+    offset = np.arange(len(rep)) - np.repeat(np.cumsum(count) - count, count)
+    inc_src = chain[ptr[gp_path][rep] + offset]
+
+    n_src = max(len(sources), 1)
+    g_step = gaps.step[rows].astype(np.int64)
+    s_keys, s_ns, s_gaps = _per_step_source(gp_gap, path_source[gp_path], gp_ns, g_step, n_src)
+    i_keys, i_ns, i_gaps = _per_step_source(gp_gap[rep], inc_src, gp_ns[rep], g_step, n_src)
+    all_keys = np.union1d(s_keys, i_keys)
+
+    def spread(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(all_keys), np.int64)
+        out[np.searchsorted(all_keys, keys)] = values
+        return out
+
+    return HostWaitSources(
+        step_names=step_names,
+        sources=tuple(sources),
+        step_total_ns=step_total,
+        step=all_keys // n_src,
+        source=all_keys % n_src,
+        self_ns=spread(s_keys, s_ns),
+        inclusive_ns=spread(i_keys, i_ns),
+        self_gaps=spread(s_keys, s_gaps),
+        inclusive_gaps=spread(i_keys, i_gaps),
+        path_parent=path_parent,
+        path_source=path_source,
+        path_self_ns=path_self_ns,
+        gaps=len(rows),
+        improperly_nested=bad,
+        has_stacks=has_stacks,
+    )
+
+
+def _paths(nodes: np.ndarray, parent: np.ndarray, depth: np.ndarray, event_sid: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Intern the call paths of ``nodes`` (closed under parents) level by level.
+
+    Returns (path id per event, last slot = no event; parent path per path; source per path).
+    Paths are numbered root level first, so a parent's id is below its children's.
+    """
+    path_of = np.full(len(event_sid), -1, np.int64)
+    parents, sources = [], []
+    n = 0
+    nd = depth[nodes]
+    for d in range(int(nd.max()) + 1 if len(nodes) else 0):
+        at = nodes[nd == d]
+        par = np.where(parent[at] >= 0, path_of[np.maximum(parent[at], 0)], -1)
+        u_par, u_src, inv = _unique_pairs(par, event_sid[at])
+        path_of[at] = n + inv
+        parents.append(u_par)
+        sources.append(u_src)
+        n += len(u_par)
+    if event_sid[-1] >= 0:  # time with no open event: a root path of its own
+        path_of[-1] = n
+        parents.append(np.array([-1], np.int64))
+        sources.append(event_sid[-1:])
+    cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64)  # noqa: E731
+    return path_of, cat(parents), cat(sources)
+
+
+def _to_global(glob: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    return np.where(pos >= 0, glob[np.maximum(pos, 0)], -1)
+
+
+def nesting_health(sources: HostWaitSources) -> tuple[HealthWarning, ...]:
+    """``improperly_nested_cpu_events`` when some CPU events ended after their parent."""
+    n = sources.improperly_nested
+    if not n:
+        return ()
+    return (HealthWarning(
+        "improperly_nested_cpu_events",
+        "CPU events that end after the event enclosing them on their thread (clamped to it "
+        "for host-wait sources)", n),)
+
+
+# --- comparison against a baseline ---------------------------------------------------------
+
+#: Sources holding at least this share of a mode's host wait are umbrellas (a wrapper around
+#: the whole step): the explanation phrase names the largest source below it instead.
+UMBRELLA_SHARE = 0.9
+#: Sources listed each way (grew / shrank).
+TOP_CHANGES = 5
+#: Sources named in the explanation phrase, each holding at least MIN_PHRASE_SHARE of it.
+PHRASE_SOURCES = 2
+MIN_PHRASE_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class SourceChange:
+    """Mean host wait per step of one source in the baseline and in the mode (ns)."""
+
+    source: str
+    baseline_ns: float
+    mode_ns: float
+
+    @property
+    def delta_ns(self) -> float:
+        return self.mode_ns - self.baseline_ns
+
+
+@dataclass(frozen=True)
+class HostWaitShift:
+    """How a mode's host wait sources differ from the baseline's (means per step over the
+    steps with GPU work; self view, so the changes of all sources sum to the total change)."""
+
+    mode: str
+    baseline: str
+    baseline_ns: float  # mean host_wait + sync_wait per step
+    mode_ns: float
+    grew: tuple[SourceChange, ...]  # largest increase first, at most TOP_CHANGES
+    shrank: tuple[SourceChange, ...]  # largest decrease first, at most TOP_CHANGES
+    top: tuple[SourceChange, ...]  # the mode's largest inclusive sources below UMBRELLA_SHARE
+
+    def phrase(self) -> str:
+        """One clause for a verdict explanation, in ms/step, e.g. "host + sync wait 1.77 → 1.72
+        ms/step; 1.07 ms/step in `Torch-Compiled Region: 0/0` (baseline 0.00), …". A source
+        "stays" when its inclusive time moved by at most 10 % of its value in the mode."""
+        out = f"host + sync wait {self.baseline_ns / 1e6:.2f} → {self.mode_ns / 1e6:.2f} ms/step"
+        parts = []
+        for c in self.top:
+            verb = "stays in" if abs(c.delta_ns) <= 0.1 * c.mode_ns else "in"
+            parts.append(f"{c.mode_ns / 1e6:.2f} ms/step {verb} `{c.source}` "
+                         f"(baseline {c.baseline_ns / 1e6:.2f})")
+        return out + ("; " + ", ".join(parts) if parts else "")
+
+
+def _gpu_steps(step_period_ns: list[int]) -> np.ndarray:
+    return np.flatnonzero(np.asarray(step_period_ns, np.int64) > 0)
+
+
+def _mean_self(h: HostWaitSources, steps: np.ndarray) -> dict[str, float]:
+    if len(steps) == 0:
+        return {}
+    sel = np.isin(h.step, steps)
+    out = np.zeros(len(h.sources), np.int64)
+    np.add.at(out, h.source[sel], h.self_ns[sel])
+    return {h.sources[i]: int(out[i]) / len(steps) for i in np.flatnonzero(out)}
+
+
+def host_wait_shift(mode: str, sources: HostWaitSources, step_period_ns: list[int],
+                    baseline: str, base_sources: HostWaitSources,
+                    base_step_period_ns: list[int]) -> HostWaitShift:
+    """Compare a mode's host-wait sources with the baseline's (``step_period_ns``: the period
+    of every step, to pick the steps with GPU work over which means are taken)."""
+    m_steps, b_steps = _gpu_steps(step_period_ns), _gpu_steps(base_step_period_ns)
+    m_self, b_self = _mean_self(sources, m_steps), _mean_self(base_sources, b_steps)
+    changes = [SourceChange(s, b_self.get(s, 0.0), m_self.get(s, 0.0))
+               for s in sorted(set(m_self) | set(b_self))]
+    grew = sorted((c for c in changes if c.delta_ns > 0), key=lambda c: (-c.delta_ns, c.source))
+    shrank = sorted((c for c in changes if c.delta_ns < 0), key=lambda c: (c.delta_ns, c.source))
+    m_total = float(sources.step_total_ns[m_steps].mean()) if len(m_steps) else 0.0
+    b_total = float(base_sources.step_total_ns[b_steps].mean()) if len(b_steps) else 0.0
+    m_inc = sources.per_step_inclusive_ns(m_steps)
+    b_inc = base_sources.per_step_inclusive_ns(b_steps)
+    below = sorted((s for s, ns in m_inc.items()
+                    if MIN_PHRASE_SHARE * m_total <= ns < UMBRELLA_SHARE * m_total),
+                   key=lambda s: (-m_inc[s], s))
+    return HostWaitShift(
+        mode=mode, baseline=baseline, baseline_ns=b_total, mode_ns=m_total,
+        grew=tuple(grew[:TOP_CHANGES]), shrank=tuple(shrank[:TOP_CHANGES]),
+        top=tuple(SourceChange(s, b_inc.get(s, 0.0), m_inc[s]) for s in below[:PHRASE_SOURCES]),
+    )

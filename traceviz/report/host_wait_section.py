@@ -1,0 +1,188 @@
+"""Host-wait sources in the reports: JSON, terminal table, report section, summary sentence.
+
+Rows come from :class:`~traceviz.analyze.host_wait.HostWaitSources`; "host wait" here is
+``host_wait + sync_wait`` (the CPU-bound idle time) and ``share`` is of that. Definitions:
+``docs/metrics.md``, "Host-wait sources". plotly is imported only by :func:`icicle`.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from traceviz.analyze.host_wait import (
+    MIN_PHRASE_SHARE,
+    UMBRELLA_SHARE,
+    HostWaitSources,
+    SourceRow,
+    top_rows,
+)
+from traceviz.report.units import share, us
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+    from rich.table import Table as RichTable
+
+    from traceviz.analyze.model import Analysis
+    from traceviz.report.model import Section
+
+#: Rows per view in JSON (plus one row for the rest).
+JSON_ROWS = 20
+#: Rows in the text and Markdown tables.
+TABLE_ROWS = 10
+#: Sources named in the summary sentence.
+SUMMARY_SOURCES = 3
+#: Call paths below this share of the trace's host wait are left out of the icicle.
+MIN_PATH_SHARE = 0.001
+
+
+def _rows(rows: tuple[SourceRow, ...], total_ns: int) -> list[dict[str, Any]]:
+    return [{"source": r.source, "host_wait_us": us(r.host_wait_ns), "share": share(r.share),
+             "gaps": r.gaps} for r in top_rows(rows, JSON_ROWS, total_ns)]
+
+
+def host_wait_json(h: HostWaitSources) -> dict[str, Any]:
+    """``{trace: {inclusive, self}, steps: [{step, inclusive, self}]}``; rows sorted by
+    ``host_wait_us``, the top 20 and one row for the rest."""
+    t = h.table()
+    inc = _step_rows(h, h.inclusive_ns, h.inclusive_gaps)
+    own = _step_rows(h, h.self_ns, h.self_gaps)
+    return {"trace": {"inclusive": _rows(t.inclusive, t.total_ns),
+                      "self": _rows(t.self, t.total_ns)},
+            "steps": [{"step": name, "inclusive": inc[i], "self": own[i]}
+                      for i, name in enumerate(h.step_names)]}
+
+
+def _step_rows(h: HostWaitSources, ns: np.ndarray, gaps: np.ndarray
+               ) -> list[list[dict[str, Any]]]:
+    """Per step, the same rows as ``_rows(h.table(step).<view>)``, built for all steps at once
+    (one sort instead of one table per step: traces have tens of thousands of steps)."""
+    n_steps = len(h.step_names)
+    keep = ns > 0
+    step, src, v, g = h.step[keep], h.source[keep], ns[keep], gaps[keep]
+    o = np.lexsort((src, -v, step))  # per step: ns descending, then name (ids are in name order)
+    step, src, v, g = step[o], src[o], v[o], g[o]
+    first = np.searchsorted(step, np.arange(n_steps + 1))
+    rank = np.arange(len(step)) - first[step]
+    total = h.step_total_ns[step]
+    out: list[list[dict[str, Any]]] = [[] for _ in range(n_steps)]
+    top = rank < JSON_ROWS
+    names = h.sources
+    # ns / 1000 as float64 is already the value rounded to 3 decimals that ``us`` returns.
+    for i, name, val_us, sh, gap in zip(step[top].tolist(), src[top].tolist(),
+                                        (v[top] / 1000).tolist(), (v[top] / total[top]).tolist(),
+                                        g[top].tolist(), strict=True):
+        out[i].append({"source": names[name], "host_wait_us": val_us, "share": round(sh, 6),
+                       "gaps": gap})
+    rest = ~top
+    if rest.any():
+        r_step = step[rest]
+        r_ns = np.zeros(n_steps, np.int64)
+        np.add.at(r_ns, r_step, v[rest])
+        r_count = np.bincount(r_step, minlength=n_steps)
+        r_gaps = np.zeros(n_steps, np.int64)
+        np.maximum.at(r_gaps, r_step, g[rest])
+        for i in np.flatnonzero(r_count).tolist():
+            out[i].append({"source": f"({int(r_count[i])} other sources)",
+                           "host_wait_us": us(int(r_ns[i])),
+                           "share": share(int(r_ns[i]) / int(h.step_total_ns[i])),
+                           "gaps": int(r_gaps[i])})
+    return out
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.0f}%"
+
+
+def top_table_rows(h: HostWaitSources) -> list[tuple[str, str, str, str, str]]:
+    """Top sources by inclusive host wait: (source, inclusive µs, share, self µs, gaps)."""
+    t = h.table()
+    self_ns = {r.source: r.host_wait_ns for r in t.self}
+    return [(r.source, f"{r.host_wait_ns / 1000:,.1f}", _pct(r.share),
+             f"{self_ns.get(r.source, 0) / 1000:,.1f}", f"{r.gaps:,}")
+            for r in t.inclusive[:TABLE_ROWS]]
+
+
+COLUMNS = ("source", "inclusive µs", "share", "self µs", "gaps")
+
+
+def summary_sentence(h: HostWaitSources, cpu_bound_share: float | None) -> str | None:
+    """"86% CPU-bound: 31% of it in `A`, 18% in `B`, …" — the largest inclusive sources that
+    are not umbrellas (≥ 90% of the wait) and hold at least 10% of it."""
+    t = h.table()
+    if t.total_ns <= 0 or cpu_bound_share is None:
+        return None
+    named = [r for r in t.inclusive
+             if r.share is not None and MIN_PHRASE_SHARE <= r.share < UMBRELLA_SHARE]
+    head = f"{_pct(cpu_bound_share)} CPU-bound"
+    if not named:
+        return head
+    parts = [f"{_pct(r.share)} {'of it ' if i == 0 else ''}in `{r.source}`"
+             for i, r in enumerate(named[:SUMMARY_SOURCES])]
+    return f"{head}: " + ", ".join(parts)
+
+
+def text_table(h: HostWaitSources) -> RichTable:
+    """The terminal table (rich), top sources by inclusive host wait."""
+    from rich.table import Table as RichTable
+
+    table = RichTable(title="Host wait by source (host + sync wait, whole trace, µs)",
+                      title_justify="left", header_style="bold")
+    for c in COLUMNS:
+        table.add_column(c, justify="left" if c == "source" else "right", overflow="fold")
+    for row in top_table_rows(h):
+        table.add_row(*row)
+    return table
+
+
+def icicle(h: HostWaitSources) -> go.Figure:
+    """Icicle of inclusive host wait by call path (µs), root at the top."""
+    import plotly.graph_objects as go
+
+    inc = h.path_inclusive_ns()
+    keep = inc >= max(1, MIN_PATH_SHARE * max(h.total_ns, 1))
+    ids = [f"p{i}" for i in range(len(inc))]
+    fig = go.Figure(go.Icicle(
+        ids=[ids[i] for i in range(len(inc)) if keep[i]],
+        labels=[html.escape(h.sources[h.path_source[i]]) for i in range(len(inc)) if keep[i]],
+        parents=[ids[h.path_parent[i]] if h.path_parent[i] >= 0 else ""
+                 for i in range(len(inc)) if keep[i]],
+        values=[inc[i] / 1000 for i in range(len(inc)) if keep[i]],
+        branchvalues="total",
+        hovertemplate="%{label}<br>%{value:,.1f} µs<br>%{percentRoot:.1%} of host wait"
+                      "<extra></extra>",
+        tiling={"orientation": "v"},
+    ))
+    fig.update_layout(title="Host wait by call path (inclusive µs, whole trace)", height=520,
+                      margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    return fig
+
+
+def host_wait_section(analysis: Analysis) -> Section | None:
+    """The report section: icicle and top-10 table; ``None`` when nothing was attributed."""
+    from traceviz.report.model import Figure, Section, Table
+
+    h = analysis.host_wait_sources
+    if h is None or h.total_ns <= 0:
+        return None
+    notes = []
+    if not h.has_stacks:
+        notes.append("The trace has no Python stacks (record with with_stack=True to see "
+                     "Python frames); time outside every traced op is '(python / untraced)'.")
+    if h.improperly_nested:
+        notes.append(f"{h.improperly_nested:,} CPU events ended after their parent and were "
+                     "clamped to it.")
+    return Section(
+        "host-wait", "Why the GPU waited: host wait by CPU source",
+        "Each host-wait and sync-wait gap, up to the start of the launch call that ends it, is "
+        "attributed to the CPU events open on that call's thread; the rest of the gap, to the "
+        "launch call itself. inclusive: time with the source anywhere on the call chain; self: "
+        "time with it innermost. Shares are of host + sync wait; self sums to it exactly. "
+        + " ".join(notes),
+        (Figure("fig-host-wait", icicle(h)),
+         Table("tbl-host-wait", "Top sources (whole trace)", COLUMNS,
+               tuple(top_table_rows(h)), (False, True, True, True, True),
+               clip=(True, False, False, False, False))),
+    )
