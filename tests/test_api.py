@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EAGER = ROOT / "tests/data/gpu/elementwise_eager.pt.trace.json.gz"
 CUDAGRAPH = ROOT / "tests/data/gpu/elementwise_cudagraph.pt.trace.json.gz"
 COMPILE = ROOT / "tests/data/gpu/elementwise_compile.pt.trace.json.gz"
-RUN_DIR = ROOT / "reports/elementwise"
+RUN_DIR = ROOT / "tests/data/h200/elementwise"
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -10,7 +10,8 @@ import pytest
 import traceviz
 from tests.conftest import ROOT, gpu_traces, shared_hta_traces
 
-REPORT_TRACES = sorted((ROOT / "reports").glob("*/*.pt.trace.json.gz"))
+REPORT_TRACES = sorted((ROOT / "reports").glob("*/*.pt.trace.json.gz")) + sorted(
+    (ROOT / "tests/data/h200").glob("*/*.pt.trace.json.gz"))
 ALL = REPORT_TRACES + gpu_traces() + shared_hta_traces()
 
 
@@ -28,7 +29,7 @@ def test_self_time_sums_to_host_plus_sync_wait_exactly(path: Path) -> None:
         assert all(r.host_wait_ns <= t.total_ns for r in t.inclusive)
 
 
-TRAIN_RO = ROOT / "reports" / "train_step" / "reduce-overhead.pt.trace.json.gz"
+TRAIN_RO = ROOT / "tests/data/h200" / "train_step" / "reduce-overhead.pt.trace.json.gz"
 
 
 @pytest.mark.skipif(not TRAIN_RO.exists(), reason="train_step trace not in this checkout")

@@ -1,4 +1,4 @@
-"""Verdicts and --baseline on the committed H200 traces (reports/<workload>/*.pt.trace.json.gz)."""
+"""Verdicts and --baseline on the committed H200 traces (tests/data/h200/<workload>/)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from traceviz.analyze.compare import Comparison, compare
 from traceviz.report.compare_report import load_run_dir, load_traces
 
-REPORTS = Path(__file__).resolve().parent.parent / "reports"
+REPORTS = Path(__file__).resolve().parent / "data" / "h200"
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
