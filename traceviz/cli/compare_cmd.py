@@ -58,6 +58,20 @@ BaselineOpt = Annotated[
     str | None, typer.Option("--baseline", "-b", help="Mode/trace to compare against "
                              "(default: eager, else the first).")
 ]
+MaxMemoryOpt = Annotated[
+    str | None,
+    typer.Option("--max-memory", metavar="SIZE", help="Refuse a trace whose JSON text (inflated) "
+                 "is larger than this, e.g. 4GB or 500MiB (default: 80% of available memory)."),
+]
+
+
+def apply_max_memory(size: str | None) -> None:
+    """Pass ``--max-memory`` to the loader (``None``: its default)."""
+    from traceviz.trace.limits import parse_size, set_max_memory
+
+    set_max_memory(None if size is None else parse_size(size))
+
+
 InputsArg = Annotated[
     list[Path], typer.Argument(help="One run directory, or two or more trace files.")
 ]
@@ -104,8 +118,10 @@ def compare(
     plotlyjs: PlotlyOpt = PlotlyJs.inline,
     threshold: ThresholdOpt = None,
     thresholds_file: ThresholdFileOpt = None,
+    max_memory: MaxMemoryOpt = None,
 ) -> None:
     """Compare modes: step time, kernels and launches per step, waterfall, verdicts."""
+    apply_max_memory(max_memory)
     payload, default = comparison_output(inputs, baseline, threshold, thresholds_file,
                                          fmt.value, plotlyjs.value)
     emit(payload, fmt.value, out, default, force)
@@ -141,6 +157,7 @@ def check(
     baseline: BaselineOpt = None,
     threshold: ThresholdOpt = None,
     thresholds_file: ThresholdFileOpt = None,
+    max_memory: MaxMemoryOpt = None,
 ) -> None:
     """Exit 3 when an expected verdict does not hold (a CI regression gate); 0 when all do."""
     from rich.console import Console
@@ -149,6 +166,7 @@ def check(
     from traceviz.analyze.verdicts import parse_thresholds
     from traceviz.report import compare_report
 
+    apply_max_memory(max_memory)
     wanted = [parse_expectation(e) for e in expect]
     t = parse_thresholds(threshold, thresholds_file)
     comparison, _ = compare_report.build(compare_report.load_inputs(inputs), baseline, t)

@@ -17,12 +17,14 @@ from traceviz.cli.compare_cmd import (
     BaselineOpt,
     ForceOpt,
     Format,
+    MaxMemoryOpt,
     FormatOpt,
     OutOpt,
     PlotlyJs,
     PlotlyOpt,
     ThresholdFileOpt,
     ThresholdOpt,
+    apply_max_memory,
     comparison_output,
     emit,
 )
@@ -121,8 +123,10 @@ def report(
     hta: Annotated[bool, typer.Option(
         "--hta", help="Add Holistic Trace Analysis's breakdowns and launch stats (needs "
         "`pip install traceviz[hta]`).")] = False,
+    max_memory: MaxMemoryOpt = None,
 ) -> None:
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
+    apply_max_memory(max_memory)
     from traceviz.report.compare_report import is_run_dir
 
     totals: dict[Path, Totals] = {}

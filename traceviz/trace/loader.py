@@ -14,8 +14,15 @@ import numpy as np
 import pandas as pd
 
 from traceviz.errors import NotATraceError, TraceDecodeError
-from traceviz.trace.decode import ColumnChunk, decode_chunk, split_event_array, string_id
-from traceviz.trace.source import read_trace_bytes
+from traceviz.trace.decode import (
+    ColumnChunk,
+    decode_chunk,
+    decode_span,
+    split_event_array,
+    string_id,
+)
+from traceviz.trace.limits import format_size, max_memory_bytes
+from traceviz.trace.source import read_trace_bytes, too_large
 from traceviz.trace.tables import DeviceInfo, Trace, TraceMeta
 from traceviz.vocab import (
     CPU_CATEGORIES,
@@ -33,15 +40,25 @@ PARALLEL_MIN_BYTES = 64 * 1024 * 1024
 Progress = Callable[[int, int], None]
 
 
-def load(path: str | Path, progress: Progress | None = None) -> Trace:
+#: Repairing invalid JSON holds the text as ``str`` plus one Python object per event: about
+#: this many times the JSON's size, checked against the memory limit before it starts.
+REPAIR_MEMORY_FACTOR = 12
+
+
+def load(path: str | Path, progress: Progress | None = None,
+         max_memory_bytes_: int | None = None) -> Trace:
     """Load a Kineto/Chrome trace (``.json`` or gzip, object or legacy array form).
 
     ``progress(done_bytes, total_bytes)`` is called as event chunks are decoded.
+    ``max_memory_bytes_`` caps the JSON text held (default: :func:`limits.max_memory_bytes`,
+    80 % of available memory or the CLI's ``--max-memory``); a larger trace is refused with
+    :class:`~traceviz.errors.TraceTooLargeError` before decoding.
     Raises :class:`~traceviz.errors.TracevizError` subclasses on bad input.
     """
-    data, gzipped, on_disk = read_trace_bytes(path)
-    top, events_buf, form, notes = _split_top_level(data, str(path))
-    chunks = _decode_all(events_buf, progress, notes)
+    limit = max_memory_bytes(max_memory_bytes_)
+    data, gzipped, on_disk = read_trace_bytes(path, *limit)
+    top, events_buf, form, notes = _split_top_level(data, str(path), limit)
+    chunks = _decode_all(events_buf, str(path), progress, notes)
     del events_buf
     return _build_trace(str(path), on_disk, len(data), gzipped, form, top, chunks, notes)
 
@@ -51,8 +68,11 @@ def load(path: str | Path, progress: Progress | None = None) -> Trace:
 _TOP_DECODER = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 
-def _split_top_level(data: bytes, path: str) -> tuple[dict[str, Any], memoryview, str, list[str]]:
-    """Return the decoded top-level metadata, the raw bytes of ``traceEvents``, and the form."""
+def _split_top_level(
+    data: bytearray, path: str, limit: tuple[int, str]
+) -> tuple[dict[str, Any], memoryview, str, list[str]]:
+    """Return the decoded top-level metadata, a writable view of ``traceEvents`` in ``data``,
+    and the form."""
     notes: list[str] = []
     first = data.lstrip()[:1]
     if not first:
@@ -60,17 +80,22 @@ def _split_top_level(data: bytes, path: str) -> tuple[dict[str, Any], memoryview
     if first == b"[":
         try:
             msgspec.json.decode(data, type=msgspec.Raw)
-        except msgspec.DecodeError as exc:
-            data = _repair(data, path, exc, notes)
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+            data = _repair(data, path, exc, notes, limit)
         notes.append("legacy top-level array form (no metadata)")
         return {}, memoryview(data), "array", notes
     if first != b"{":
         raise TraceDecodeError(f"{path}: not JSON (starts with {first!r})")
     try:
         raw_top = _TOP_DECODER.decode(data)
-    except msgspec.DecodeError as exc:
-        data = _repair(data, path, exc, notes)
-        raw_top = _TOP_DECODER.decode(data)
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        data = _repair(data, path, exc, notes, limit)
+        try:
+            raw_top = _TOP_DECODER.decode(data)
+        except msgspec.ValidationError:
+            raise NotATraceError(f"{path}: top-level JSON is not an object") from None
+    except msgspec.ValidationError:
+        raise NotATraceError(f"{path}: top-level JSON is not an object") from None
     events_raw = raw_top.pop("traceEvents", None)
     if events_raw is None:
         raise NotATraceError(
@@ -80,20 +105,35 @@ def _split_top_level(data: bytes, path: str) -> tuple[dict[str, Any], memoryview
     for key, raw in raw_top.items():
         try:
             top[key] = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             notes.append(f"top-level key {key!r} is not valid JSON; ignored")
-    events_buf = memoryview(events_raw)
+    events_buf = _view_into(data, events_raw)
     if events_buf[:1] != b"[":
         raise NotATraceError(f"{path}: 'traceEvents' is not an array")
     return top, events_buf, "object", notes
 
 
-def _repair(data: bytes, path: str, exc: Exception, notes: list[str]) -> bytes:
+def _view_into(data: bytearray, raw: msgspec.Raw) -> memoryview:
+    """A writable view of ``data`` covering ``raw`` (msgspec's zero-copy slice of it)."""
+    inner = np.frombuffer(raw, dtype=np.uint8)
+    offset = inner.ctypes.data - np.frombuffer(data, dtype=np.uint8).ctypes.data
+    if 0 <= offset <= len(data) - len(inner):
+        return memoryview(data)[offset : offset + len(inner)]
+    return memoryview(bytearray(raw))  # pragma: no cover - msgspec copied the value
+
+
+def _repair(data: bytearray, path: str, exc: Exception, notes: list[str],
+            limit: tuple[int, str]) -> bytearray:
     """Second chance for JSON that Kineto wrote invalid: control characters in names
-    (``strict=False``) and bare ``N/A`` / ``inf`` / ``nan`` tokens. Truncation is final."""
+    (``strict=False``) and bare ``N/A`` / ``inf`` / ``nan`` tokens; invalid UTF-8 becomes
+    U+FFFD. Truncation is final. Needs ~``REPAIR_MEMORY_FACTOR`` × the JSON's size."""
     msg = str(exc)
     if "truncated" in msg:
         raise TraceDecodeError(f"{path}: truncated JSON (the file ends mid-trace)") from None
+    need = REPAIR_MEMORY_FACTOR * len(data)
+    if need > limit[0]:
+        raise too_large(Path(path), f"is invalid JSON ({msg}); repairing it needs about "
+                        f"{format_size(need)}", *limit)
     text = data.decode("utf-8", "replace")
     text = _BARE_TOKENS.sub(r'\1"\2"', text)
     try:
@@ -102,8 +142,11 @@ def _repair(data: bytes, path: str, exc: Exception, notes: list[str]) -> bytes:
         raise TraceDecodeError(
             f"{path}: not valid JSON ({exc2.msg} at line {exc2.lineno})"
         ) from None
-    notes.append("invalid JSON repaired (control characters or bare N/A/inf tokens)")
-    return msgspec.json.encode(obj)
+    except RecursionError:
+        raise TraceDecodeError(f"{path}: not valid JSON (nested too deeply)") from None
+    notes.append("invalid JSON repaired (control characters, invalid UTF-8 or bare "
+                 "N/A/inf tokens)")
+    return bytearray(msgspec.json.encode(obj))
 
 
 _BARE_TOKENS = re.compile(r"(:\s*)(N/A|-?inf|-?Infinity|nan|NaN)(?=\s*[,}\]])")
@@ -112,7 +155,22 @@ _BARE_TOKENS = re.compile(r"(:\s*)(N/A|-?inf|-?Infinity|nan|NaN)(?=\s*[,}\]])")
 # --- events ----------------------------------------------------------------------------------
 
 
-def _decode_all(buf: memoryview, progress: Progress | None, notes: list[str]) -> list[ColumnChunk]:
+def _decode_all(buf: memoryview, path: str, progress: Progress | None,
+                notes: list[str]) -> list[ColumnChunk]:
+    """Decode ``buf`` (the ``traceEvents`` array) chunk by chunk; bad input → TracevizError."""
+    try:
+        return _decode_chunks(buf, progress, notes)
+    except msgspec.ValidationError as exc:
+        raise NotATraceError(f"{path}: traceEvents entries are not event objects ({exc})"
+                             ) from None
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        raise TraceDecodeError(f"{path}: events are not valid JSON ({exc})") from None
+    except RecursionError:
+        raise TraceDecodeError(f"{path}: events are nested too deeply") from None
+
+
+def _decode_chunks(buf: memoryview, progress: Progress | None,
+                   notes: list[str]) -> list[ColumnChunk]:
     total = len(buf)
     spans = split_event_array(buf, CHUNK_BYTES)
     try:
@@ -122,15 +180,13 @@ def _decode_all(buf: memoryview, progress: Progress | None, notes: list[str]) ->
             return decode_spans_parallel(buf, spans, progress)
         out = []
         for start, end in spans:
-            out.append(decode_chunk(b"".join((b"[", buf[start:end], b"]"))))
+            out.append(decode_span(buf, start, end))
             if progress is not None:
                 progress(end, total)
         return out
-    except msgspec.ValidationError as exc:
-        raise NotATraceError(f"traceEvents entries are not event objects ({exc})") from None
     except msgspec.DecodeError as exc:
-        if len(spans) == 1:
-            raise TraceDecodeError(f"events are not valid JSON ({exc})") from None
+        if len(spans) == 1 or isinstance(exc, msgspec.ValidationError):
+            raise
         notes.append("chunked decoding failed (a name contains '}, {'?); decoded in one piece")
         return [decode_chunk(buf)]
 
