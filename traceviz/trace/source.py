@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from traceviz.errors import TraceDecodeError, TraceNotFoundError, TraceTooLargeError
-from traceviz.trace.limits import format_size
+from traceviz.trace.limits import format_size, max_memory_bytes
 
 GZIP_MAGIC = b"\x1f\x8b"
 #: Compressed bytes read, and inflated bytes produced, per step of the stream.
@@ -30,12 +30,16 @@ def too_large(path: Path, size: str, limit: int, source: str) -> TraceTooLargeEr
     )
 
 
-def read_trace_bytes(path: str | Path, limit: int, source: str) -> tuple[bytearray, bool, int]:
+def read_trace_bytes(
+    path: str | Path, limit: int | None = None, source: str = "--max-memory"
+) -> tuple[bytearray, bool, int]:
     """Return ``(json_bytes, was_gzipped, size_on_disk_bytes)`` for ``path``.
 
     Raises :class:`TraceTooLargeError` when the JSON text is larger than ``limit`` bytes
-    (``source`` says where the limit comes from).
+    (``source`` says where the limit comes from; ``None``: :func:`limits.max_memory_bytes`).
     """
+    if limit is None:
+        limit, source = max_memory_bytes()
     p = Path(path)
     if not p.exists():
         raise TraceNotFoundError(f"{p}: no such file")
