@@ -57,8 +57,11 @@ def load(path: str | Path, progress: Progress | None = None,
     """
     limit = max_memory_bytes(max_memory_bytes_)
     data, gzipped, on_disk = read_trace_bytes(path, *limit)
-    top, events_buf, form, notes = _split_top_level(data, str(path), limit)
-    chunks = _decode_all(events_buf, str(path), progress, notes)
+    try:
+        top, events_buf, form, notes = _split_top_level(data, str(path), limit)
+        chunks = _decode_all(events_buf, str(path), progress, notes)
+    except RecursionError:
+        raise TraceDecodeError(f"{path}: JSON nested too deeply to decode") from None
     del events_buf
     return _build_trace(str(path), on_disk, len(data), gzipped, form, top, chunks, notes)
 
@@ -136,6 +139,7 @@ def _repair(data: bytearray, path: str, exc: Exception, notes: list[str],
                         f"{format_size(need)}", *limit)
     text = data.decode("utf-8", "replace")
     text = _BARE_TOKENS.sub(r'\1"\2"', text)
+    text = _LONE_SURROGATE.sub("\ufffd", text)
     try:
         obj = json.loads(text, strict=False)
     except json.JSONDecodeError as exc2:
@@ -149,6 +153,11 @@ def _repair(data: bytearray, path: str, exc: Exception, notes: list[str],
     return bytearray(msgspec.json.encode(obj))
 
 
+#: A ``\\uD800``–``\\uDFFF`` escape that is not half of a surrogate pair (not encodable).
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
 _BARE_TOKENS = re.compile(r"(:\s*)(N/A|-?inf|-?Infinity|nan|NaN)(?=\s*[,}\]])")
 
 
