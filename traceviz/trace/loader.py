@@ -69,6 +69,7 @@ def load(path: str | Path, progress: Progress | None = None,
 # --- top level -------------------------------------------------------------------------------
 
 _TOP_DECODER = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_LEADING_WS = re.compile(rb"\s*")
 
 
 def _split_top_level(
@@ -77,7 +78,8 @@ def _split_top_level(
     """Return the decoded top-level metadata, a writable view of ``traceEvents`` in ``data``,
     and the form."""
     notes: list[str] = []
-    first = data.lstrip()[:1]
+    start = _LEADING_WS.match(data).end()  # not data.lstrip(): that copies the whole text
+    first = bytes(data[start : start + 1])
     if not first:
         raise TraceDecodeError(f"{path}: empty file")
     if first == b"[":
