@@ -1,0 +1,130 @@
+"""Hostile input: the loader either loads it or raises a TracevizError — never anything else."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+import traceviz
+from tests.kineto import TraceBuilder
+from traceviz.errors import TraceDecodeError, TraceTooLargeError
+from traceviz.trace.decode import decode_span, split_event_array
+
+
+def small() -> TraceBuilder:
+    b = TraceBuilder()
+    b.step(3, 0, 100_000)
+    b.kernel(launch_ts=1_000, ts=10_000, dur=2_000)
+    return b
+
+
+def _text(b: TraceBuilder) -> bytes:
+    return json.dumps(b.document()).encode()
+
+
+def test_non_utf8_byte_in_a_top_level_value_is_not_a_traceback(tmp_path: Path) -> None:
+    """Issue 12: UnicodeDecodeError escaped from ``_split_top_level``."""
+    data = _text(small()).replace(b'{"', b'{"trace_name": "ab\xffcd", "', 1)
+    p = tmp_path / "t.json"
+    p.write_bytes(data)
+    t = traceviz.load(p)
+    assert len(t.gpu) == 1
+    assert "trace_name" not in t.meta.metadata
+    assert "top-level key 'trace_name' is not valid JSON; ignored" in t.meta.notes
+
+
+def test_external_id_beyond_64_bits_is_missing_not_an_overflow(tmp_path: Path) -> None:
+    """Issue 12: OverflowError from ``columns_from_events``."""
+    b = small()
+    for e in b.events:
+        if e.get("cat") == "kernel":
+            e["args"]["External id"] = 2**64 + 5
+            e["args"]["correlation"] = -(2**70)
+    t = traceviz.load(b.write(tmp_path / "t.json"))
+    assert list(t.gpu["external_id"]) == [-1]
+    assert list(t.gpu["correlation"]) == [-1]
+
+
+def test_timestamps_beyond_int64_nanoseconds_do_not_wrap(tmp_path: Path) -> None:
+    b = small()
+    b.events.append({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7,
+                     "ts": 1e300, "dur": 9.3e15, "args": {"correlation": 99}})
+    t = traceviz.load(b.write(tmp_path / "t.json"))
+    big = t.gpu[t.gpu["correlation"] == 99]
+    assert list(big["ts_ns"]) == [0] and list(big["dur_ns"]) == [0]
+
+
+@pytest.mark.parametrize("depth", [2_000, 100_000])
+def test_deeply_nested_args_are_a_decode_error(tmp_path: Path, depth: int) -> None:
+    nest = b"[" * depth + b"1" + b"]" * depth
+    data = _text(small()).replace(b'"args": {', b'"args": {"deep": ' + nest + b", ", 1)
+    p = tmp_path / "t.json"
+    p.write_bytes(data)
+    try:
+        t = traceviz.load(p)
+    except TraceDecodeError as exc:
+        assert "nested too deeply" in str(exc)
+    else:  # a depth msgspec can skip is simply ignored
+        assert len(t.gpu) == 1
+
+
+def test_lone_surrogate_escapes_are_repaired(tmp_path: Path) -> None:
+    b = small()
+    b.events[-1]["name"] = "k\ud800x"  # json.dumps writes the escape \ud800
+    b.events.append({"ph": "X", "cat": "kernel", "name": "nan", "pid": 0, "tid": 7,
+                     "ts": 50.0, "dur": float("nan"), "args": {"correlation": 77}})
+    t = traceviz.load(b.write(tmp_path / "t.json"))
+    assert "k\ufffdx" in set(t.gpu["name"].astype(str))
+
+
+def test_long_whitespace_around_the_legacy_array_is_accepted(tmp_path: Path) -> None:
+    events = json.dumps(small().events).encode()
+    p = tmp_path / "t.json"
+    p.write_bytes(b" \n" * 500 + events + b"\n \t" * 500)
+    t = traceviz.load(p)
+    assert t.meta.form == "array" and len(t.gpu) == 1
+
+
+def test_in_place_chunk_decode_restores_the_buffer() -> None:
+    events = [{"ph": "X", "cat": "kernel", "name": f"k{i}", "pid": 0, "tid": 7, "ts": float(i),
+               "dur": 1.0, "args": {"correlation": i}} for i in range(200)]
+    text = json.dumps(events).encode().replace(b"}, {", b"},\n   {")
+    buf = bytearray(text)
+    spans = split_event_array(memoryview(buf), 1024)
+    assert len(spans) > 3
+    names = []
+    for s, e in spans:
+        chunk = decode_span(memoryview(buf), s, e)
+        names += [chunk.names[c] for c in chunk.name]
+    assert bytes(buf) == text
+    assert names == [f"k{i}" for i in range(200)]
+
+
+def test_multi_member_gzip_is_read_whole(tmp_path: Path) -> None:
+    text = _text(small())
+    p = tmp_path / "t.json.gz"
+    p.write_bytes(gzip.compress(text[:40]) + gzip.compress(text[40:]))
+    assert len(traceviz.load(p).gpu) == 1
+
+
+@pytest.mark.parametrize("mangle", ["truncate", "garbage", "header"])
+def test_corrupt_gzip_is_a_decode_error(tmp_path: Path, mangle: str) -> None:
+    z = gzip.compress(_text(small()))
+    data = {"truncate": z[: len(z) // 2], "garbage": z + b"not gzip",
+            "header": z[:3] + b"\xff" * 10 + z[13:]}[mangle]
+    p = tmp_path / "t.json.gz"
+    p.write_bytes(data)
+    with pytest.raises(TraceDecodeError):
+        traceviz.load(p)
+
+
+def test_invalid_json_that_needs_repair_is_refused_when_repair_would_not_fit(
+        tmp_path: Path) -> None:
+    p = tmp_path / "t.json"
+    p.write_bytes(_text(small()).replace(b'"dur": 2.0', b'"dur": NaN', 1))
+    assert traceviz.load(p).meta.notes  # repaired under the default limit
+    with pytest.raises(TraceTooLargeError, match="repairing it needs"):
+        traceviz.load(p, max_memory_bytes_=p.stat().st_size * 2)
