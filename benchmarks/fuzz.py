@@ -17,7 +17,9 @@ Each outcome is classified:
 ``clean-error``           exit 1 and exactly one stderr line ``traceviz: error: …``
 ``FAILURE``               anything else: a traceback, another exit code, several stderr lines,
                           invalid JSON output, "out of memory", a run past ``--timeout``
-                          (killed: a hang), or a peak RSS above ``1.5 × JSON size + 200 MB``
+                          (killed: a hang), or a peak RSS growth above
+                          ``1.5 × JSON size + 200 MiB`` (the child's peak RSS less the RSS it
+                          inherited from this process at the fork)
 
 A failing example's input is kept as a reproducer under ``OUT/failures/`` with a ``.txt``
 holding its mutations, exit code, reason and stderr. The summary is printed and written to
@@ -334,13 +336,14 @@ class Outcome:
     exit_code: int | None = None
     seconds: float = 0.0
     max_rss_bytes: int = 0
+    rss_growth_bytes: int = 0
     json_bytes: int = 0
     mutations: list[str] = field(default_factory=list)
     reproducer: str | None = None
 
 
 def rss_bound(json_bytes: int) -> int:
-    """The memory bound of an example: 1.5 × its JSON size + 200 MB."""
+    """The memory bound of an example: 1.5 × its JSON size + 200 MiB."""
     return int(RSS_FACTOR * json_bytes) + RSS_SLACK_BYTES
 
 
@@ -404,9 +407,16 @@ def _child(seeds: list[Seed], seed: int, index: int, work: Path) -> None:
 class _Running:
     index: int
     started: float
+    rss_at_fork: int
 
 
-def _finish(index: int, status: int | None, rusage: Any, started: float, work: Path,
+def _rss_now() -> int:
+    """This process's resident set, in bytes."""
+    with open("/proc/self/statm", encoding="ascii") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _finish(index: int, status: int | None, rusage: Any, r: _Running, work: Path,
             out_dir: Path, reason_override: str | None = None) -> Outcome:
     meta = work / f"ex-{index}.meta"
     done = json.loads(meta.read_text()) if meta.exists() else []
@@ -425,15 +435,16 @@ def _finish(index: int, status: int | None, rusage: Any, started: float, work: P
     if status is not None:
         exit_code = os.waitstatus_to_exitcode(status)
     max_rss = rusage.ru_maxrss * 1024 if rusage is not None else 0
+    growth = max(0, max_rss - r.rss_at_fork)
     if reason_override is not None:
         cls, reason = "FAILURE", reason_override
     else:
         cls, reason = classify(exit_code, stdout, stderr)
-        if cls != "FAILURE" and max_rss > rss_bound(json_bytes):
-            cls, reason = "FAILURE", (f"peak RSS {max_rss / 1e6:.0f} MB > bound "
+        if cls != "FAILURE" and growth > rss_bound(json_bytes):
+            cls, reason = "FAILURE", (f"peak RSS growth {growth / 1e6:.0f} MB > bound "
                                       f"{rss_bound(json_bytes) / 1e6:.0f} MB")
-    o = Outcome(index, cls, reason, exit_code, time.monotonic() - started, max_rss, json_bytes,
-                done)
+    o = Outcome(index, cls, reason, exit_code, time.monotonic() - r.started, max_rss, growth,
+                json_bytes, done)
     if cls == "FAILURE" and trace is not None:
         fail_dir = out_dir / "failures"
         fail_dir.mkdir(parents=True, exist_ok=True)
@@ -486,10 +497,11 @@ def run_campaign(seeds: list[Seed], seed: int, indices: list[int], workers: int,
     while todo or running:
         while todo and len(running) < workers:
             index = todo.pop()
+            rss = _rss_now()
             pid = os.fork()
             if pid == 0:
                 _child(seeds, seed, index, work)
-            running[pid] = _Running(index, time.monotonic())
+            running[pid] = _Running(index, time.monotonic(), rss)
         pid, status, rusage = os.wait4(-1, os.WNOHANG)
         if pid == 0:
             now = time.monotonic()
@@ -498,12 +510,12 @@ def run_campaign(seeds: list[Seed], seed: int, indices: list[int], workers: int,
                     os.kill(cpid, signal.SIGKILL)
                     _, _, ru = os.wait4(cpid, 0)
                     del running[cpid]
-                    outcomes.append(_finish(r.index, None, ru, r.started, work, out_dir,
+                    outcomes.append(_finish(r.index, None, ru, r, work, out_dir,
                                             f"hang: killed after {timeout_s:.0f} s"))
             time.sleep(0.002)
             continue
         r = running.pop(pid)
-        outcomes.append(_finish(r.index, status, rusage, r.started, work, out_dir))
+        outcomes.append(_finish(r.index, status, rusage, r, work, out_dir))
         if progress_every and len(outcomes) % progress_every == 0:
             fails = sum(o.cls == "FAILURE" for o in outcomes)
             print(f"fuzz: {len(outcomes)}/{len(indices)} examples, {fails} failures, "
@@ -532,6 +544,8 @@ def summarise(outcomes: list[Outcome], seed: int, workers: int, wall_s: float,
         "timeout_s": timeout_s,
         "rss_bound": f"{RSS_FACTOR} x JSON bytes + {RSS_SLACK_BYTES // 2**20} MiB",
         "max_rss_mb": round(max((o.max_rss_bytes for o in outcomes), default=0) / 1e6, 1),
+        "max_rss_growth_mb": round(
+            max((o.rss_growth_bytes for o in outcomes), default=0) / 1e6, 1),
         "slowest_s": round(max((o.seconds for o in outcomes), default=0.0), 2),
         "corpus": [s.name for s in seeds],
         "top_clean_errors": dict(sorted(errors.items(), key=lambda kv: -kv[1])[:15]),
@@ -575,7 +589,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"fuzz: {result['examples']} examples in {result['wall_s']} s "
           f"({result['examples_per_s']}/s, {args.workers} workers, seed {args.seed}): "
           f"ok {c['ok']}, ok-health {c['ok-health']}, clean-error {c['clean-error']}, "
-          f"FAILURE {c['FAILURE']}; max RSS {result['max_rss_mb']} MB; "
+          f"FAILURE {c['FAILURE']}; max RSS {result['max_rss_mb']} MB "
+          f"(growth {result['max_rss_growth_mb']} MB); "
           f"result {args.out / 'fuzz-result.json'}")
     for f in result["failure_list"][:20]:
         print(f"  FAILURE ex {f['index']}: {f['reason']}  ({'; '.join(f['mutations'])})",
