@@ -219,13 +219,14 @@ def m_top_level(rng: random.Random, doc: Any) -> str:
         doc["traceEvents"] = copy.deepcopy(rng.choice(_ODD))
         return f"top_level traceEvents={doc['traceEvents']!r}"
     if choice == 2:
-        doc["deviceProperties"] = copy.deepcopy(rng.choice(_ODD + [[{"id": "x"}], [{}]]))
+        doc["deviceProperties"] = copy.deepcopy(rng.choice([*_ODD, [{"id": "x"}], [{}]]))
         return f"top_level deviceProperties={doc['deviceProperties']!r}"
     if choice == 3:
         doc["baseTimeNanoseconds"] = copy.deepcopy(rng.choice(_ODD + _HUGE))
         return f"top_level baseTimeNanoseconds={doc['baseTimeNanoseconds']!r}"
     if choice == 4:
-        doc["distributedInfo"] = copy.deepcopy(rng.choice(_ODD + [{"rank": "x"}, {"rank": 2**70}]))
+        doc["distributedInfo"] = copy.deepcopy(
+            rng.choice([*_ODD, {"rank": "x"}, {"rank": 2**70}]))
         return f"top_level distributedInfo={doc['distributedInfo']!r}"
     ev = _events(doc)
     doc.clear()
@@ -394,7 +395,7 @@ def _child(seeds: list[Seed], seed: int, index: int, work: Path) -> None:
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        except BaseException:  # noqa: BLE001 - the point: report anything that escapes
+        except BaseException:
             traceback.print_exc()
             code = 98
         sys.stdout.flush()
