@@ -10,7 +10,7 @@ import pytest
 
 import traceviz
 from tests.kineto import TraceBuilder
-from traceviz.errors import TraceDecodeError, TraceTooLargeError
+from traceviz.errors import NotATraceError, TraceDecodeError, TraceTooLargeError
 from traceviz.trace.decode import decode_span, split_event_array
 
 
@@ -128,3 +128,38 @@ def test_invalid_json_that_needs_repair_is_refused_when_repair_would_not_fit(
     assert traceviz.load(p).meta.notes  # repaired under the default limit
     with pytest.raises(TraceTooLargeError, match="repairing it needs"):
         traceviz.load(p, max_memory_bytes_=p.stat().st_size * 2)
+
+
+def test_a_chunk_cut_inside_a_name_is_merged_not_decoded_whole(tmp_path: Path,
+                                                              monkeypatch) -> None:
+    import traceviz.trace.loader as loader
+
+    monkeypatch.setattr(loader, "CHUNK_BYTES", 600)
+    b = TraceBuilder()
+    b.step(1, 0, 10_000_000)
+    for i in range(60):
+        b.kernel(launch_ts=1_000 + 100_000 * i, ts=10_000 + 100_000 * i, dur=2_000,
+                 name="k}, {" * 40 if i % 7 == 3 else f"k{i}")
+    t = traceviz.load(b.write(tmp_path / "t.json"))
+    assert len(t.gpu) == 60
+    assert (t.gpu["name"].astype(str) == "k}, {" * 40).sum() == len(range(3, 60, 7))
+    assert any(n.startswith("chunk cut inside a string") for n in t.meta.notes)
+
+
+def test_a_non_event_in_one_chunk_is_not_a_trace(tmp_path: Path, monkeypatch) -> None:
+    import traceviz.trace.loader as loader
+
+    monkeypatch.setattr(loader, "CHUNK_BYTES", 600)
+    b = TraceBuilder()
+    b.step(1, 0, 10_000_000)
+    for i in range(60):
+        b.kernel(launch_ts=1_000 + 100_000 * i, ts=10_000 + 100_000 * i, dur=2_000)
+    p = b.write(tmp_path / "t.json")
+    text = p.read_bytes()
+    # valid JSON, but a string where an event object belongs, in a later chunk
+    marker = b"},\n  {"
+    assert text.count(marker) > 40
+    cut = text.index(marker, len(text) * 2 // 3)
+    p.write_bytes(text[:cut] + b'}, "x", {' + text[cut + len(marker):])
+    with pytest.raises(NotATraceError, match="not event objects"):
+        traceviz.load(p)

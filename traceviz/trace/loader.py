@@ -16,7 +16,6 @@ import pandas as pd
 from traceviz.errors import NotATraceError, TraceDecodeError
 from traceviz.trace.decode import (
     ColumnChunk,
-    decode_chunk,
     decode_span,
     split_event_array,
     string_id,
@@ -184,22 +183,38 @@ def _decode_chunks(buf: memoryview, progress: Progress | None,
                    notes: list[str]) -> list[ColumnChunk]:
     total = len(buf)
     spans = split_event_array(buf, CHUNK_BYTES)
-    try:
-        if len(spans) > 1 and total >= PARALLEL_MIN_BYTES and (os.cpu_count() or 1) > 1:
-            from traceviz.trace.parallel import decode_spans_parallel
+    if len(spans) > 1 and total >= PARALLEL_MIN_BYTES and (os.cpu_count() or 1) > 1:
+        from traceviz.trace.parallel import decode_spans_parallel
 
+        try:
             return decode_spans_parallel(buf, spans, progress)
-        out = []
-        for start, end in spans:
-            out.append(decode_span(buf, start, end))
-            if progress is not None:
-                progress(end, total)
-        return out
-    except msgspec.DecodeError as exc:
-        if len(spans) == 1 or isinstance(exc, msgspec.ValidationError):
-            raise
-        notes.append("chunked decoding failed (a name contains '}, {'?); decoded in one piece")
-        return [decode_chunk(buf)]
+        except msgspec.DecodeError as exc:
+            if isinstance(exc, msgspec.ValidationError) or "truncated" not in str(exc):
+                raise
+            # a cut fell inside a string: decode serially, merging spans where needed
+    out = []
+    i = 0
+    while i < len(spans):
+        start, end = spans[i]
+        while True:
+            try:
+                out.append(decode_span(buf, start, end))
+                break
+            except msgspec.DecodeError as exc:
+                # A cut inside a string (a name containing "}, {") leaves the chunk's last
+                # string unterminated: take the next span in too and try again.
+                if (isinstance(exc, msgspec.ValidationError) or "truncated" not in str(exc)
+                        or i + 1 == len(spans)):
+                    raise
+                i += 1
+                end = spans[i][1]
+                if not any(n.startswith("chunk cut") for n in notes):
+                    notes.append("chunk cut inside a string (a name contains '}, {'); "
+                                 "chunks merged there")
+        if progress is not None:
+            progress(end, total)
+        i += 1
+    return out
 
 
 # --- tables ----------------------------------------------------------------------------------
