@@ -141,6 +141,24 @@ def test_plain_json_over_the_limit_is_refused_by_its_size_on_disk(tmp_path: Path
     assert code == 0 and json.loads(out)["totals"]["kernel_launches"] == 1
 
 
+@pytest.mark.parametrize("command", [["compare"], ["check", "--expect", "b:launch=WIN"]])
+def test_compare_and_check_pass_max_memory_to_the_loader(tmp_path: Path,
+                                                        command: list[str]) -> None:
+    import subprocess
+
+    traces = []
+    for name in ("a", "b"):
+        b = TraceBuilder()
+        b.step(1, 0, 100_000)
+        b.kernel(launch_ts=1_000, ts=10_000, dur=2_000)
+        traces.append(str(b.write(tmp_path / f"{name}.json")))
+    r = subprocess.run([sys.executable, "-m", "traceviz", *command[:1], *traces, *command[1:],
+                        "--max-memory", "100"], capture_output=True, text=True, cwd=REPO)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 1 and len(lines) == 1
+    assert "the memory limit is 100 B (--max-memory)" in lines[0]
+
+
 if __name__ == "__main__":
     write_whitespace_bomb(Path(sys.argv[1]), parse_size(sys.argv[2]),
                           runs=int(sys.argv[3]) if len(sys.argv) > 3 else 1)
