@@ -163,3 +163,24 @@ def test_a_non_event_in_one_chunk_is_not_a_trace(tmp_path: Path, monkeypatch) ->
     p.write_bytes(text[:cut] + b'}, "x", {' + text[cut + len(marker):])
     with pytest.raises(NotATraceError, match="not event objects"):
         traceviz.load(p)
+
+
+def test_device_properties_of_the_wrong_types_are_left_out(tmp_path: Path) -> None:
+    b = small()
+    doc = b.document()
+    doc["deviceProperties"] = [{"id": "x", "name": 5, "numSms": "132", "computeMajor": "9",
+                                "computeMinor": 0}, "not a dict", {"id": True}]
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(doc))
+    devices = traceviz.load(p).meta.devices
+    assert [(d.id, d.name, d.sms, d.compute_capability) for d in devices] == [
+        (0, "5", None, None), (1, "?", None, None)]
+
+
+@pytest.mark.parametrize("base", ["1e999", "-1e999", "1e30", "\"12\""])
+def test_base_time_that_is_not_an_int64_is_absent(tmp_path: Path, base: str) -> None:
+    text = _text(small())
+    p = tmp_path / "t.json"
+    p.write_bytes(text.replace(b'"baseTimeNanoseconds": ', b'"baseTimeNanoseconds": '
+                               + base.encode() + b', "was": ', 1))
+    assert traceviz.load(p).meta.base_time_ns is None

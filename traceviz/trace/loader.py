@@ -316,7 +316,8 @@ def _build_trace(
 
     process_names, thread_names = _process_thread_names(meta_rows, string_ids)
     base = top.get("baseTimeNanoseconds")
-    base_ns = int(base) if isinstance(base, (int, float)) and not isinstance(base, bool) else None
+    base_ns = (int(base) if isinstance(base, (int, float)) and not isinstance(base, bool)
+               and abs(base) < 2**63 else None)  # also rejects NaN and ±inf
     if base_ns is None:
         notes.append("no baseTimeNanoseconds: timestamps are absolute epoch microseconds")
     meta = TraceMeta(
@@ -352,6 +353,8 @@ def _build_trace(
 
 
 def _devices(props: Any) -> tuple[DeviceInfo, ...]:
+    """``deviceProperties`` entries; a field of the wrong type is left out (``id``: the
+    entry's position)."""
     if not isinstance(props, list):
         return ()
     out = []
@@ -361,16 +364,20 @@ def _devices(props: Any) -> tuple[DeviceInfo, ...]:
         major, minor = p.get("computeMajor"), p.get("computeMinor")
         out.append(
             DeviceInfo(
-                id=int(p.get("id", len(out))),
+                id=_int_or(p.get("id"), len(out)),
                 name=str(p.get("name", "?")),
-                sms=p.get("numSms") if isinstance(p.get("numSms"), int) else None,
-                total_memory_bytes=p.get("totalGlobalMem")
-                if isinstance(p.get("totalGlobalMem"), int)
+                sms=_int_or(p.get("numSms"), None),
+                total_memory_bytes=_int_or(p.get("totalGlobalMem"), None),
+                compute_capability=f"{major}.{minor}"
+                if _int_or(major, None) is not None and _int_or(minor, None) is not None
                 else None,
-                compute_capability=f"{major}.{minor}" if major is not None else None,
             )
         )
     return tuple(out)
+
+
+def _int_or(v: Any, default: int | None) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else default
 
 
 def _as_id(v: Any, string_ids: dict[int, str]) -> int | None:
