@@ -453,7 +453,8 @@ def _finish(index: int, status: int | None, rusage: Any, r: _Running, work: Path
         kept.write_bytes(trace.read_bytes())
         (fail_dir / f"ex-{index}.txt").write_text(
             f"mutations: {done}\nexit: {exit_code}\nreason: {reason}\n"
-            f"replay: python -m benchmarks.fuzz --only {index} --seed SEED\n"
+            f"replay: python -m benchmarks.fuzz --only {index} (with the campaign's --seed, "
+            f"--max-events and --corpus; see fuzz-result.json 'replay')\n"
             f"--- stderr ---\n{stderr.decode('utf-8', 'replace')[-20000:]}"
         )
         o.reproducer = str(kept)
@@ -585,6 +586,9 @@ def main(argv: list[str] | None = None) -> int:
                             args.timeout)
     result = summarise(outcomes, args.seed, args.workers, time.monotonic() - t0, seeds,
                        args.timeout)
+    result["replay"] = (f"python -m benchmarks.fuzz --only INDEX --seed {args.seed} "
+                        f"--max-events {args.max_events} --out replay "
+                        + " ".join(f"--corpus {d}" for d in args.corpus or CORPUS_DIRS))
     (args.out / "fuzz-result.json").write_text(json.dumps(result, indent=2) + "\n")
     c = result["counts"]
     print(f"fuzz: {result['examples']} examples in {result['wall_s']} s "
