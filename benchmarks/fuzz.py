@@ -533,7 +533,7 @@ def summarise(outcomes: list[Outcome], seed: int, workers: int, wall_s: float,
     errors: dict[str, int] = {}
     for o in outcomes:
         if o.cls == "clean-error":
-            key = o.reason.split(": ", 2)[-1][:60]
+            key = o.reason.split(": ", 3)[-1].split(" (")[0][:60]  # without the path
             errors[key] = errors.get(key, 0) + 1
     return {
         "examples": len(outcomes),
@@ -552,10 +552,22 @@ def summarise(outcomes: list[Outcome], seed: int, workers: int, wall_s: float,
         "corpus": [s.name for s in seeds],
         "top_clean_errors": dict(sorted(errors.items(), key=lambda kv: -kv[1])[:15]),
         "failure_list": failures[:200],
+        "git_commit": _git_commit(),
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - wall_s)),
     }
+
+
+def _git_commit() -> str | None:
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
 
 
 def main(argv: list[str] | None = None) -> int:
