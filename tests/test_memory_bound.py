@@ -64,23 +64,33 @@ def write_whitespace_bomb(path: Path, inflated_bytes: int, runs: int = 1,
     return path
 
 
+#: Runs the CLI and, at exit, writes the process's peak RSS (``VmHWM``: of this process
+#: image alone — ``ru_maxrss`` would include the forking test runner's across ``exec``).
+_MEASURED_CLI = """
+import atexit, sys
+peak_file = sys.argv[1]
+def _peak():
+    with open("/proc/self/status") as f:
+        kb = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    with open(peak_file, "w") as out:
+        out.write(str(kb * 1024))
+atexit.register(_peak)
+sys.argv = ["traceviz", *sys.argv[2:]]
+from traceviz.cli.app import main
+main()
+"""
+
+
 def _report_rss(trace: Path, *extra: str) -> tuple[int, str, str, int]:
-    """(exit code, stdout, stderr, peak RSS bytes) of the report in a child process."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child: exec the CLI with stdout/stderr to files
-        os.close(r)
-        out = os.open(str(trace) + ".out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        err = os.open(str(trace) + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        os.dup2(out, 1)
-        os.dup2(err, 2)
-        os.execv(sys.executable, [sys.executable, "-m", "traceviz", "report", str(trace),
-                                  "--format", "json", *extra])
-    os.close(w)
-    os.close(r)
-    _, status, rusage = os.wait4(pid, 0)
-    return (os.waitstatus_to_exitcode(status), Path(str(trace) + ".out").read_text(),
-            Path(str(trace) + ".err").read_text(), rusage.ru_maxrss * 1024)
+    """(exit code, stdout, stderr, peak RSS bytes) of ``traceviz report TRACE --format json``
+    in a fresh process."""
+    import subprocess
+
+    peak_file = Path(str(trace) + ".peak")
+    r = subprocess.run([sys.executable, "-c", _MEASURED_CLI, str(peak_file), "report",
+                        str(trace), "--format", "json", *extra],
+                       capture_output=True, text=True, cwd=REPO, timeout=600)
+    return r.returncode, r.stdout, r.stderr, int(peak_file.read_text())
 
 
 def test_sizes_parse_with_decimal_and_binary_units() -> None:
