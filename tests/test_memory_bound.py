@@ -136,7 +136,7 @@ def test_bomb_under_a_generous_limit_finishes_with_one_copy_of_the_text(tmp_path
     # Issue 12's bound is 1.5 × inflated + 200 MB; the text is held once, so well under it.
     assert peak <= 1.5 * inflated + 200 * MB
     small = _report_rss(write_whitespace_bomb(tmp_path / "small.json.gz", 1 * MB))[3]
-    assert peak - small <= 1.2 * (inflated - 1 * MB)  # one copy of the text, not two
+    assert peak - small <= 1.5 * (inflated - 1 * MB)  # one copy of the text, not two (~2 before)
 
 
 def test_plain_json_over_the_limit_is_refused_by_its_size_on_disk(tmp_path: Path) -> None:
