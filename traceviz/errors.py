@@ -33,3 +33,7 @@ class UsageError(TracevizError):
     """Arguments that cannot work together (the message says which)."""
 
     exit_code = 2
+
+
+class TraceTooLargeError(TracevizError):
+    """The trace needs more memory than ``--max-memory`` (default: 80 % of available) allows."""

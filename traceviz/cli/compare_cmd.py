@@ -59,6 +59,20 @@ BaselineOpt = Annotated[
                              "a trace path or a trace's file name (default: eager, else the "
                              "first).")
 ]
+MaxMemoryOpt = Annotated[
+    str | None,
+    typer.Option("--max-memory", metavar="SIZE", help="Refuse a trace whose JSON text (inflated) "
+                 "is larger than this, e.g. 4GB or 500MiB (default: 80% of available memory)."),
+]
+
+
+def apply_max_memory(size: str | None) -> None:
+    """Pass ``--max-memory`` to the loader (``None``: its default)."""
+    from traceviz.trace.limits import parse_size, set_max_memory
+
+    set_max_memory(None if size is None else parse_size(size))
+
+
 InputsArg = Annotated[
     list[Path], typer.Argument(help="One run directory, or two or more trace files.")
 ]
@@ -121,8 +135,10 @@ def compare(
     plotlyjs: PlotlyOpt = PlotlyJs.inline,
     threshold: ThresholdOpt = None,
     thresholds_file: ThresholdFileOpt = None,
+    max_memory: MaxMemoryOpt = None,
 ) -> None:
     """Compare modes: step time, kernels and launches per step, waterfall, verdicts."""
+    apply_max_memory(max_memory)
     if fmt is Format.text and out is None and sys.stdout.isatty():
         print_fitted_comparison(inputs, baseline, threshold, thresholds_file)
         return
@@ -161,6 +177,7 @@ def check(
     baseline: BaselineOpt = None,
     threshold: ThresholdOpt = None,
     thresholds_file: ThresholdFileOpt = None,
+    max_memory: MaxMemoryOpt = None,
 ) -> None:
     """Exit 3 when an expected verdict does not hold (a CI regression gate); 0 when all do."""
     from rich.console import Console
@@ -170,6 +187,7 @@ def check(
     from traceviz.api import Comparison
     from traceviz.report.fit import KEEP, Column, fit_table
 
+    apply_max_memory(max_memory)
     wanted = [parse_expectation(e) for e in expect]
     comparison = Comparison.from_paths(inputs, baseline,
                                        parse_thresholds(threshold, thresholds_file))

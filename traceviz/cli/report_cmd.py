@@ -18,11 +18,13 @@ from traceviz.cli.compare_cmd import (
     ForceOpt,
     Format,
     FormatOpt,
+    MaxMemoryOpt,
     OutOpt,
     PlotlyJs,
     PlotlyOpt,
     ThresholdFileOpt,
     ThresholdOpt,
+    apply_max_memory,
     comparison_output,
     emit,
     print_fitted_comparison,
@@ -106,8 +108,10 @@ def report(
     hta: Annotated[bool, typer.Option(
         "--hta", help="Add Holistic Trace Analysis's breakdowns and launch stats (needs "
         "`pip install traceviz[hta]`).")] = False,
+    max_memory: MaxMemoryOpt = None,
 ) -> None:
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
+    apply_max_memory(max_memory)
     from traceviz.report.compare_report import is_run_dir
     from traceviz.report.ranks_output import rank_trace_paths, render_ranks
 

@@ -126,16 +126,20 @@ def string_id(value: str) -> int:
     return -1 - zlib.crc32(value.encode("utf-8", "replace"))
 
 
+#: Microsecond magnitudes at or beyond this overflow int64 nanoseconds; treated as unparseable.
+_MAX_US = 9.2e15
+
+
 def us_to_ns(values: list[Any]) -> np.ndarray:
     """Convert Kineto microsecond values (int, float, numeric string, None) to int64 ns, exactly.
 
-    ``None`` and unparseable values become 0.
+    ``None``, unparseable, non-finite and out-of-range (≥ 9.2·10¹⁵ µs) values become 0.
     """
     try:
         f = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
         f = np.array([_to_float(v) for v in values], dtype=np.float64)
-    f = np.where(np.isfinite(f), f, 0.0)
+    f = np.where(np.abs(f) < _MAX_US, f, 0.0)  # also NaN → 0
     whole = np.floor(f)
     frac_ns = np.rint((f - whole) * 1000.0).astype(np.int64)
     return whole.astype(np.int64) * 1000 + frac_ns
@@ -152,17 +156,29 @@ def _to_float(v: Any) -> float:
         return 0.0
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
 def _to_id(v: Any) -> int:
+    """An id as int64; absent, unparseable or beyond 64 bits → ``MISSING_ID``."""
     if v is None or isinstance(v, bool):
         return MISSING_ID
-    if isinstance(v, int):
-        return v
     if isinstance(v, float):
-        return int(v) if np.isfinite(v) else MISSING_ID
+        v = int(v) if np.isfinite(v) else MISSING_ID
+    elif not isinstance(v, int):
+        try:
+            v = int(str(v).strip())
+        except ValueError:
+            return MISSING_ID
+    return v if _INT64_MIN <= v <= _INT64_MAX else MISSING_ID
+
+
+def _ids(values: list[int]) -> np.ndarray:
+    """int64 column of decoded ids; ids beyond 64 bits (not linkable) become ``MISSING_ID``."""
     try:
-        return int(str(v).strip())
-    except ValueError:
-        return MISSING_ID
+        return np.array(values, dtype=np.int64)
+    except OverflowError:
+        return np.array([_to_id(v) for v in values], dtype=np.int64)
 
 
 def _pid_tid(values: list[Any], string_ids: dict[int, str]) -> np.ndarray:
@@ -273,9 +289,8 @@ def columns_from_events(events: list[_Event]) -> ColumnChunk:
     codes, uniques = _factorize([e.name for e in kept])
     args = [e.args for e in kept]
     corr = [MISSING_ID if a is None else a.correlation for a in args]
-    ext = np.array([MISSING_ID if a is None else a.external_id for a in args], dtype=np.int64)
-    ext_legacy = np.array([MISSING_ID if a is None else a.external_id_legacy for a in args],
-                          dtype=np.int64)
+    ext = _ids([MISSING_ID if a is None else a.external_id for a in args])
+    ext_legacy = _ids([MISSING_ID if a is None else a.external_id_legacy for a in args])
     dur_ns = us_to_ns([e.dur for e in kept])
     np.maximum(dur_ns, 0, out=dur_ns)
     comm_rows = [
@@ -289,7 +304,7 @@ def columns_from_events(events: list[_Event]) -> ColumnChunk:
         tid=_pid_tid([e.tid for e in kept], string_ids),
         ts_ns=us_to_ns([e.ts for e in kept]),
         dur_ns=dur_ns,
-        correlation=np.array(corr, dtype=np.int64),
+        correlation=_ids(corr),
         external_id=np.where(ext != MISSING_ID, ext, ext_legacy),
         metadata_rows=metadata_rows,
         n_events=len(events),
@@ -317,22 +332,49 @@ def decode_chunk(buf: bytes | memoryview) -> ColumnChunk:
     return columns_from_events(decode_events(buf))
 
 
+def decode_span(buf: memoryview, start: int, end: int) -> ColumnChunk:
+    """Decode the events ``buf[start:end]`` (a span of :func:`split_event_array`) in place.
+
+    The byte before ``start`` and the byte at ``end`` (the array's ``[``/``]``, or a comma or
+    whitespace between events) are set to ``[`` and ``]`` for the decode and restored after,
+    so no chunk is copied. ``buf`` must be writable.
+    """
+    before, after = buf[start - 1], buf[end]
+    buf[start - 1], buf[end] = 0x5B, 0x5D
+    try:
+        return decode_chunk(buf[start - 1 : end + 1])
+    finally:
+        buf[start - 1], buf[end] = before, after
+
+
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+_LEADING_WS = re.compile(rb"\s*")
+
+
+def _last_non_ws(buf: bytes | memoryview) -> int:
+    """Index of the last non-whitespace byte of ``buf`` (which has one)."""
+    end, step = len(buf), 64
+    while end > 0:
+        piece = bytes(buf[max(0, end - step) : end])
+        stripped = piece.rstrip()
+        if stripped:
+            return end - len(piece) + len(stripped) - 1
+        end -= len(piece)
+        step *= 2
+    raise ValueError("no JSON in the buffer")
 
 
 def split_event_array(buf: bytes | memoryview, target_chunk_bytes: int) -> list[tuple[int, int]]:
     """Cut the bytes of a JSON array ``[ {...}, {...} ]`` into ``(start, end)`` spans of whole
     events, each about ``target_chunk_bytes`` long.
 
+    ``buf[start - 1]`` and ``buf[end]`` are ``[``/``]``, a comma or whitespace, so
     ``b"[" + buf[start:end] + b"]"`` is a valid array when a cut fell between events. A cut
     inside a string (a name containing ``}, {``) makes that chunk fail to parse; the caller then
     decodes the whole array at once instead.
     """
-    n = len(buf)
-    head = bytes(buf[:64])
-    tail = bytes(buf[max(0, n - 64) :])
-    body_start = head.index(b"[") + 1
-    body_end = n - tail[::-1].index(b"]") - 1
+    body_start = _LEADING_WS.match(buf).end() + 1  # just after the "["
+    body_end = _last_non_ws(buf)  # the "]"
     spans: list[tuple[int, int]] = []
     start = body_start
     while body_end - start > target_chunk_bytes * 3 // 2:

@@ -14,8 +14,14 @@ import numpy as np
 import pandas as pd
 
 from traceviz.errors import NotATraceError, TraceDecodeError
-from traceviz.trace.decode import ColumnChunk, decode_chunk, split_event_array, string_id
-from traceviz.trace.source import read_trace_bytes
+from traceviz.trace.decode import (
+    ColumnChunk,
+    decode_span,
+    split_event_array,
+    string_id,
+)
+from traceviz.trace.limits import format_size, max_memory_bytes
+from traceviz.trace.source import read_trace_bytes, too_large
 from traceviz.trace.tables import DeviceInfo, Trace, TraceMeta, comms_from_chunks
 from traceviz.vocab import (
     CPU_CATEGORIES,
@@ -33,15 +39,28 @@ PARALLEL_MIN_BYTES = 64 * 1024 * 1024
 Progress = Callable[[int, int], None]
 
 
-def load(path: str | Path, progress: Progress | None = None) -> Trace:
+#: Repairing invalid JSON holds the text as ``str`` plus one Python object per event: about
+#: this many times the JSON's size, checked against the memory limit before it starts.
+REPAIR_MEMORY_FACTOR = 12
+
+
+def load(path: str | Path, progress: Progress | None = None,
+         max_memory_bytes_: int | None = None) -> Trace:
     """Load a Kineto/Chrome trace (``.json`` or gzip, object or legacy array form).
 
     ``progress(done_bytes, total_bytes)`` is called as event chunks are decoded.
+    ``max_memory_bytes_`` caps the JSON text held (default: :func:`limits.max_memory_bytes`,
+    80 % of available memory or the CLI's ``--max-memory``); a larger trace is refused with
+    :class:`~traceviz.errors.TraceTooLargeError` before decoding.
     Raises :class:`~traceviz.errors.TracevizError` subclasses on bad input.
     """
-    data, gzipped, on_disk = read_trace_bytes(path)
-    top, events_buf, form, notes = _split_top_level(data, str(path))
-    chunks = _decode_all(events_buf, progress, notes)
+    limit = max_memory_bytes(max_memory_bytes_)
+    data, gzipped, on_disk = read_trace_bytes(path, *limit)
+    try:
+        top, events_buf, form, notes = _split_top_level(data, str(path), limit)
+        chunks = _decode_all(events_buf, str(path), progress, notes)
+    except RecursionError:
+        raise TraceDecodeError(f"{path}: JSON nested too deeply to decode") from None
     del events_buf
     return _build_trace(str(path), on_disk, len(data), gzipped, form, top, chunks, notes)
 
@@ -49,28 +68,38 @@ def load(path: str | Path, progress: Progress | None = None) -> Trace:
 # --- top level -------------------------------------------------------------------------------
 
 _TOP_DECODER = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_LEADING_WS = re.compile(rb"\s*")
 
 
-def _split_top_level(data: bytes, path: str) -> tuple[dict[str, Any], memoryview, str, list[str]]:
-    """Return the decoded top-level metadata, the raw bytes of ``traceEvents``, and the form."""
+def _split_top_level(
+    data: bytearray, path: str, limit: tuple[int, str]
+) -> tuple[dict[str, Any], memoryview, str, list[str]]:
+    """Return the decoded top-level metadata, a writable view of ``traceEvents`` in ``data``,
+    and the form."""
     notes: list[str] = []
-    first = data.lstrip()[:1]
+    start = _LEADING_WS.match(data).end()  # not data.lstrip(): that copies the whole text
+    first = bytes(data[start : start + 1])
     if not first:
         raise TraceDecodeError(f"{path}: empty file")
     if first == b"[":
         try:
             msgspec.json.decode(data, type=msgspec.Raw)
-        except msgspec.DecodeError as exc:
-            data = _repair(data, path, exc, notes)
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+            data = _repair(data, path, exc, notes, limit)
         notes.append("legacy top-level array form (no metadata)")
         return {}, memoryview(data), "array", notes
     if first != b"{":
         raise TraceDecodeError(f"{path}: not JSON (starts with {first!r})")
     try:
         raw_top = _TOP_DECODER.decode(data)
-    except msgspec.DecodeError as exc:
-        data = _repair(data, path, exc, notes)
-        raw_top = _TOP_DECODER.decode(data)
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        data = _repair(data, path, exc, notes, limit)
+        try:
+            raw_top = _TOP_DECODER.decode(data)
+        except msgspec.ValidationError:
+            raise NotATraceError(f"{path}: top-level JSON is not an object") from None
+    except msgspec.ValidationError:
+        raise NotATraceError(f"{path}: top-level JSON is not an object") from None
     events_raw = raw_top.pop("traceEvents", None)
     if events_raw is None:
         raise NotATraceError(
@@ -80,59 +109,112 @@ def _split_top_level(data: bytes, path: str) -> tuple[dict[str, Any], memoryview
     for key, raw in raw_top.items():
         try:
             top[key] = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             notes.append(f"top-level key {key!r} is not valid JSON; ignored")
-    events_buf = memoryview(events_raw)
+    events_buf = _view_into(data, events_raw)
     if events_buf[:1] != b"[":
         raise NotATraceError(f"{path}: 'traceEvents' is not an array")
     return top, events_buf, "object", notes
 
 
-def _repair(data: bytes, path: str, exc: Exception, notes: list[str]) -> bytes:
+def _view_into(data: bytearray, raw: msgspec.Raw) -> memoryview:
+    """A writable view of ``data`` covering ``raw`` (msgspec's zero-copy slice of it)."""
+    inner = np.frombuffer(raw, dtype=np.uint8)
+    offset = inner.ctypes.data - np.frombuffer(data, dtype=np.uint8).ctypes.data
+    if 0 <= offset <= len(data) - len(inner):
+        return memoryview(data)[offset : offset + len(inner)]
+    return memoryview(bytearray(raw))  # pragma: no cover - msgspec copied the value
+
+
+def _repair(data: bytearray, path: str, exc: Exception, notes: list[str],
+            limit: tuple[int, str]) -> bytearray:
     """Second chance for JSON that Kineto wrote invalid: control characters in names
-    (``strict=False``) and bare ``N/A`` / ``inf`` / ``nan`` tokens. Truncation is final."""
+    (``strict=False``) and bare ``N/A`` / ``inf`` / ``nan`` tokens; invalid UTF-8 becomes
+    U+FFFD. Truncation is final. Needs ~``REPAIR_MEMORY_FACTOR`` × the JSON's size."""
     msg = str(exc)
     if "truncated" in msg:
         raise TraceDecodeError(f"{path}: truncated JSON (the file ends mid-trace)") from None
+    need = REPAIR_MEMORY_FACTOR * len(data)
+    if need > limit[0]:
+        raise too_large(Path(path), f"is invalid JSON ({msg}); repairing it needs about "
+                        f"{format_size(need)}", *limit)
     text = data.decode("utf-8", "replace")
     text = _BARE_TOKENS.sub(r'\1"\2"', text)
+    text = _LONE_SURROGATE.sub("\ufffd", text)
     try:
         obj = json.loads(text, strict=False)
     except json.JSONDecodeError as exc2:
         raise TraceDecodeError(
             f"{path}: not valid JSON ({exc2.msg} at line {exc2.lineno})"
         ) from None
-    notes.append("invalid JSON repaired (control characters or bare N/A/inf tokens)")
-    return msgspec.json.encode(obj)
+    except RecursionError:
+        raise TraceDecodeError(f"{path}: not valid JSON (nested too deeply)") from None
+    notes.append("invalid JSON repaired (control characters, invalid UTF-8 or bare "
+                 "N/A/inf tokens)")
+    return bytearray(msgspec.json.encode(obj))
 
 
+#: A ``\\uD800``–``\\uDFFF`` escape that is not half of a surrogate pair (not encodable).
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
 _BARE_TOKENS = re.compile(r"(:\s*)(N/A|-?inf|-?Infinity|nan|NaN)(?=\s*[,}\]])")
 
 
 # --- events ----------------------------------------------------------------------------------
 
 
-def _decode_all(buf: memoryview, progress: Progress | None, notes: list[str]) -> list[ColumnChunk]:
+def _decode_all(buf: memoryview, path: str, progress: Progress | None,
+                notes: list[str]) -> list[ColumnChunk]:
+    """Decode ``buf`` (the ``traceEvents`` array) chunk by chunk; bad input → TracevizError."""
+    try:
+        return _decode_chunks(buf, progress, notes)
+    except msgspec.ValidationError as exc:
+        raise NotATraceError(f"{path}: traceEvents entries are not event objects ({exc})"
+                             ) from None
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        raise TraceDecodeError(f"{path}: events are not valid JSON ({exc})") from None
+    except RecursionError:
+        raise TraceDecodeError(f"{path}: events are nested too deeply") from None
+
+
+def _decode_chunks(buf: memoryview, progress: Progress | None,
+                   notes: list[str]) -> list[ColumnChunk]:
     total = len(buf)
     spans = split_event_array(buf, CHUNK_BYTES)
-    try:
-        if len(spans) > 1 and total >= PARALLEL_MIN_BYTES and (os.cpu_count() or 1) > 1:
-            from traceviz.trace.parallel import decode_spans_parallel
+    if len(spans) > 1 and total >= PARALLEL_MIN_BYTES and (os.cpu_count() or 1) > 1:
+        from traceviz.trace.parallel import decode_spans_parallel
 
+        try:
             return decode_spans_parallel(buf, spans, progress)
-        out = []
-        for start, end in spans:
-            out.append(decode_chunk(b"".join((b"[", buf[start:end], b"]"))))
-            if progress is not None:
-                progress(end, total)
-        return out
-    except msgspec.ValidationError as exc:
-        raise NotATraceError(f"traceEvents entries are not event objects ({exc})") from None
-    except msgspec.DecodeError as exc:
-        if len(spans) == 1:
-            raise TraceDecodeError(f"events are not valid JSON ({exc})") from None
-        notes.append("chunked decoding failed (a name contains '}, {'?); decoded in one piece")
-        return [decode_chunk(buf)]
+        except msgspec.DecodeError as exc:
+            if isinstance(exc, msgspec.ValidationError) or "truncated" not in str(exc):
+                raise
+            # a cut fell inside a string: decode serially, merging spans where needed
+    out = []
+    i = 0
+    while i < len(spans):
+        start, end = spans[i]
+        while True:
+            try:
+                out.append(decode_span(buf, start, end))
+                break
+            except msgspec.DecodeError as exc:
+                # A cut inside a string (a name containing "}, {") leaves the chunk's last
+                # string unterminated: take the next span in too and try again.
+                if (isinstance(exc, msgspec.ValidationError) or "truncated" not in str(exc)
+                        or i + 1 == len(spans)):
+                    raise
+                i += 1
+                end = spans[i][1]
+                if not any(n.startswith("chunk cut") for n in notes):
+                    notes.append("chunk cut inside a string (a name contains '}, {'); "
+                                 "chunks merged there")
+        if progress is not None:
+            progress(end, total)
+        i += 1
+    return out
 
 
 # --- tables ----------------------------------------------------------------------------------
@@ -234,7 +316,8 @@ def _build_trace(
 
     process_names, thread_names = _process_thread_names(meta_rows, string_ids)
     base = top.get("baseTimeNanoseconds")
-    base_ns = int(base) if isinstance(base, (int, float)) and not isinstance(base, bool) else None
+    base_ns = (int(base) if isinstance(base, (int, float)) and not isinstance(base, bool)
+               and abs(base) < 2**63 else None)  # also rejects NaN and ±inf
     if base_ns is None:
         notes.append("no baseTimeNanoseconds: timestamps are absolute epoch microseconds")
     meta = TraceMeta(
@@ -271,6 +354,8 @@ def _build_trace(
 
 
 def _devices(props: Any) -> tuple[DeviceInfo, ...]:
+    """``deviceProperties`` entries; a field of the wrong type is left out (``id``: the
+    entry's position)."""
     if not isinstance(props, list):
         return ()
     out = []
@@ -280,16 +365,20 @@ def _devices(props: Any) -> tuple[DeviceInfo, ...]:
         major, minor = p.get("computeMajor"), p.get("computeMinor")
         out.append(
             DeviceInfo(
-                id=int(p.get("id", len(out))),
+                id=_int_or(p.get("id"), len(out)),
                 name=str(p.get("name", "?")),
-                sms=p.get("numSms") if isinstance(p.get("numSms"), int) else None,
-                total_memory_bytes=p.get("totalGlobalMem")
-                if isinstance(p.get("totalGlobalMem"), int)
+                sms=_int_or(p.get("numSms"), None),
+                total_memory_bytes=_int_or(p.get("totalGlobalMem"), None),
+                compute_capability=f"{major}.{minor}"
+                if _int_or(major, None) is not None and _int_or(minor, None) is not None
                 else None,
-                compute_capability=f"{major}.{minor}" if major is not None else None,
             )
         )
     return tuple(out)
+
+
+def _int_or(v: Any, default: int | None) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else default
 
 
 def _as_id(v: Any, string_ids: dict[int, str]) -> int | None:

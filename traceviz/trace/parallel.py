@@ -1,4 +1,5 @@
-"""Decode event chunks in two worker processes (fork: the workers share the bytes, copy-free).
+"""Decode event chunks in two worker processes (fork: the workers share the bytes, copy-free;
+each worker's in-place bracket writes touch only its own copy-on-write pages).
 
 Only numpy columns travel back to the parent. Used for large traces on multi-core machines;
 small traces decode in-process, where starting workers would cost more than it saves.
@@ -10,15 +11,14 @@ import multiprocessing as mp
 import os
 from concurrent.futures import ProcessPoolExecutor
 
-from traceviz.trace.decode import ColumnChunk, decode_chunk
+from traceviz.trace.decode import ColumnChunk, decode_span
 
 _SHARED: memoryview | None = None  # the parent's event bytes, inherited by forked workers
 
 
 def _work(span: tuple[int, int]) -> ColumnChunk:
     assert _SHARED is not None
-    start, end = span
-    return decode_chunk(b"".join((b"[", _SHARED[start:end], b"]")))
+    return decode_span(_SHARED, *span)
 
 
 def decode_spans_parallel(buf: memoryview, spans: list[tuple[int, int]], progress=None):
@@ -26,7 +26,7 @@ def decode_spans_parallel(buf: memoryview, spans: list[tuple[int, int]], progres
     workers, returning chunks in order. Falls back to in-process decoding where fork is missing."""
     global _SHARED
     if "fork" not in mp.get_all_start_methods():
-        return [decode_chunk(b"".join((b"[", buf[s:e], b"]"))) for s, e in spans]
+        return [decode_span(buf, s, e) for s, e in spans]
     _SHARED = buf
     total = len(buf)
     try:
