@@ -10,11 +10,12 @@ import enum
 import re
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from traceviz.cli.errors import user_errors
+from traceviz.cli.strict import StrictOpt, enforce_strict
 from traceviz.errors import UsageError
 
 #: Exit code of ``check`` when an expectation does not hold.
@@ -81,17 +82,27 @@ def emit(payload: str, fmt: str, out: Path | None, default_html: Path, force: bo
 def comparison_output(
     inputs: list[Path], baseline: str | None, thresholds: list[str] | None,
     thresholds_file: Path | None, fmt: str, plotlyjs: str,
+    health_out: list[tuple[str, Any]] | None = None,
 ) -> tuple[str, Path]:
-    """Render the comparison of ``inputs``; also return the default HTML path."""
+    """Render the comparison of ``inputs``; also return the default HTML path.
+
+    ``health_out`` receives ``(mode, health warnings)`` of each analysed mode (``--strict``).
+    """
     from traceviz.analyze.verdicts import parse_thresholds
     from traceviz.report import compare_report
 
     t = parse_thresholds(thresholds, thresholds_file)
     loaded = compare_report.load_inputs(inputs)
+    if health_out is not None:
+        health_out.extend(_mode_health(loaded))
     comparison, report = compare_report.build(loaded, baseline, t)
     default = (inputs[0] / "report.html" if compare_report.is_run_dir(inputs[0])
                else Path("traceviz-compare.html"))
     return compare_report.render(comparison, report, fmt, plotlyjs), default
+
+
+def _mode_health(loaded: Any) -> list[tuple[str, Any]]:
+    return [(m.mode, m.analysis.health) for m in loaded.modes if m.analysis is not None]
 
 
 @user_errors
@@ -104,11 +115,15 @@ def compare(
     plotlyjs: PlotlyOpt = PlotlyJs.inline,
     threshold: ThresholdOpt = None,
     thresholds_file: ThresholdFileOpt = None,
+    strict: StrictOpt = False,
 ) -> None:
     """Compare modes: step time, kernels and launches per step, waterfall, verdicts."""
+    health: list[tuple[str, Any]] = []
     payload, default = comparison_output(inputs, baseline, threshold, thresholds_file,
-                                         fmt.value, plotlyjs.value)
+                                         fmt.value, plotlyjs.value, health_out=health)
     emit(payload, fmt.value, out, default, force)
+    if strict:
+        enforce_strict(health)
 
 
 _EXPECT = re.compile(r"^(?P<mode>[^:=!]+):(?P<kind>[a-z]+)(?P<op>!?=)(?P<status>[A-Z_]+)$")
@@ -141,8 +156,12 @@ def check(
     baseline: BaselineOpt = None,
     threshold: ThresholdOpt = None,
     thresholds_file: ThresholdFileOpt = None,
+    strict: StrictOpt = False,
 ) -> None:
-    """Exit 3 when an expected verdict does not hold (a CI regression gate); 0 when all do."""
+    """Exit 3 when an expected verdict does not hold (a CI regression gate); 0 when all do.
+
+    With ``--strict``, a data-validity health warning exits 1 (before the exit 3 of unmet
+    expectations: verdicts on invalid data are not evidence)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -151,7 +170,8 @@ def check(
 
     wanted = [parse_expectation(e) for e in expect]
     t = parse_thresholds(threshold, thresholds_file)
-    comparison, _ = compare_report.build(compare_report.load_inputs(inputs), baseline, t)
+    loaded = compare_report.load_inputs(inputs)
+    comparison, _ = compare_report.build(loaded, baseline, t)
     got = {(v.mode, v.kind): v for v in comparison.verdicts}
     modes = sorted({m for m, _ in got})
     table = Table(title=f"traceviz check (baseline {comparison.baseline})", title_justify="left")
@@ -168,6 +188,8 @@ def check(
         table.add_row(f"{mode}:{kind}{op}{status}", v.status,
                       "[green]ok[/]" if ok else "[bold red]UNMET[/]", v.explanation)
     Console(stderr=False, width=None if sys.stdout.isatty() else 160).print(table)
+    if strict:
+        enforce_strict(_mode_health(loaded))
     if unmet:
         print(f"traceviz check: {unmet} of {len(wanted)} expectation(s) not met",
               file=sys.stderr)

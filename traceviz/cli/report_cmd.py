@@ -27,9 +27,10 @@ from traceviz.cli.compare_cmd import (
     emit,
 )
 from traceviz.cli.errors import user_errors
+from traceviz.cli.strict import StrictOpt, enforce_strict
 
 if TYPE_CHECKING:
-    from traceviz.analyze.model import Totals
+    from traceviz.analyze.model import HealthWarning, Totals
 
 
 def _hta_sections(traces: list[Path], fmt: Format, payload: str,
@@ -55,7 +56,9 @@ def _hta_sections(traces: list[Path], fmt: Format, payload: str,
         doc = json.loads(payload)
         doc["hta"] = (results[0][1].to_dict() if len(results) == 1
                       else {name: r.to_dict() for name, r in results})
-        return json.dumps(doc, indent=2) + "\n"
+        from traceviz.report.jsonout import dumps
+
+        return dumps(doc)
     if fmt is Format.html:
         fragments = "".join(hta_html(r) for _, r in results)
         return payload.replace("</main>", fragments + "</main>", 1)
@@ -63,10 +66,12 @@ def _hta_sections(traces: list[Path], fmt: Format, payload: str,
 
 
 def _trace_payload(trace: Path, fmt: Format, plotlyjs: str, to_terminal: bool,
-                   totals_out: dict[Path, Totals]) -> str | None:
+                   totals_out: dict[Path, Totals],
+                   health_out: list[tuple[str, tuple[HealthWarning, ...]]]) -> str | None:
     """Render one trace; ``None`` when it was printed straight to the terminal (text).
 
-    The trace's totals are left in ``totals_out`` so ``--hta`` need not analyze it again.
+    The trace's totals are left in ``totals_out`` so ``--hta`` need not analyze it again, its
+    health warnings in ``health_out`` (for ``--strict``).
     """
     import traceviz
     from traceviz.cli.progress import load_progress
@@ -75,6 +80,7 @@ def _trace_payload(trace: Path, fmt: Format, plotlyjs: str, to_terminal: bool,
         tr = traceviz.load(trace, progress=progress)
     analysis = traceviz.analyze(tr)
     totals_out[trace] = analysis.totals
+    health_out.append((trace.name, analysis.health))
     if fmt is Format.text:
         from rich.console import Console
 
@@ -121,19 +127,24 @@ def report(
     hta: Annotated[bool, typer.Option(
         "--hta", help="Add Holistic Trace Analysis's breakdowns and launch stats (needs "
         "`pip install traceviz[hta]`).")] = False,
+    strict: StrictOpt = False,
 ) -> None:
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
     from traceviz.report.compare_report import is_run_dir
 
     totals: dict[Path, Totals] = {}
+    health: list[tuple[str, tuple[HealthWarning, ...]]] = []
     if is_run_dir(target):
         payload, default = comparison_output([target], baseline, threshold, thresholds_file,
-                                             fmt.value, plotlyjs.value)
+                                             fmt.value, plotlyjs.value, health_out=health)
         traces = sorted(target.glob("*.pt.trace.json*"))
     else:
         rendered = _trace_payload(target, fmt, plotlyjs.value,
-                                  to_terminal=out is None and not hta, totals_out=totals)
+                                  to_terminal=out is None and not hta, totals_out=totals,
+                                  health_out=health)
         if rendered is None:
+            if strict:
+                enforce_strict(health)
             return
         payload = rendered
         traces = [target]
@@ -142,3 +153,5 @@ def report(
     if hta:
         payload = _hta_sections(traces, fmt, payload, totals)
     emit(payload, fmt.value, out, default, force)
+    if strict:
+        enforce_strict(health)
