@@ -88,7 +88,7 @@ def assert_invariants(a: Analysis) -> None:
         assert 0.0 <= f.share <= 1.0
 
 
-@fuzz_settings(1500)
+@fuzz_settings(1200)
 @given(kineto_traces())
 def test_generated_traces_keep_every_invariant_and_their_known_counts(gen: GeneratedTrace
                                                                       ) -> None:
@@ -107,7 +107,7 @@ def test_generated_traces_keep_every_invariant_and_their_known_counts(gen: Gener
     strict_json(a, trace)
 
 
-@fuzz_settings(800)
+@fuzz_settings(1000)
 @given(hostile())
 def test_hostile_values_are_named_excluded_and_never_break_an_invariant(gen: GeneratedTrace
                                                                         ) -> None:
@@ -143,7 +143,7 @@ def parallel_loader() -> Iterator[list[int]]:
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the parallel loader needs 2 cores")
-@fuzz_settings(120)
+@fuzz_settings(150)
 @given(kineto_traces())
 def test_output_is_identical_across_runs_and_serial_and_parallel_loading(gen: GeneratedTrace
                                                                           ) -> None:
