@@ -82,11 +82,15 @@ def describe(ref: EventRef) -> str:
     return f"{ref.table} event {name!r} at ts={t(ref.ts_ns)}, dur={t(ref.dur_ns)}"
 
 
-def _warning(trace: Trace, code: str, count: int, first: tuple[str, int], what: str
-             ) -> HealthWarning:
+_EXCLUDED = "excluded from every metric"
+
+
+def _warning(trace: Trace, code: str, count: int, first: tuple[str, int], what: str,
+             effect: str, noun: tuple[str, str] = ("event", "events")) -> HealthWarning:
+    """``"<what>: <count> <noun>, <effect>; first: <event>"``."""
     ref = event_ref(trace, *first)
-    return HealthWarning(code, f"{count} {what}; first: {describe(ref)}", count, ref,
-                         strict=code in DATA_VALIDITY_CODES)
+    message = f"{what}: {count} {noun[count != 1]}, {effect}; first: {describe(ref)}"
+    return HealthWarning(code, message, count, ref, strict=code in DATA_VALIDITY_CODES)
 
 
 def _first(masks: dict[str, np.ndarray], trace: Trace) -> tuple[str, int]:
@@ -131,13 +135,10 @@ def far_bounds_ns(starts: np.ndarray) -> tuple[int, int] | None:
 def screen_values(trace: Trace) -> Screened:
     """Exclude (and count) events whose values are no valid time; see the module docstring."""
     value_checks = {
-        "invalid_timestamp": ("events have a NaN, infinite, non-numeric or out-of-range ts "
-                              "(excluded from every metric)"),
-        "invalid_duration": ("events have a NaN, infinite, non-numeric or out-of-range dur "
-                             "(excluded from every metric)"),
-        "negative_timestamp": "events have a negative ts (excluded from every metric)",
-        "negative_duration": ("events have a negative dur: they end before they start "
-                              "(excluded from every metric)"),
+        "invalid_timestamp": "ts is NaN, infinite, not a number or out of range",
+        "invalid_duration": "dur is NaN, infinite, not a number or out of range",
+        "negative_timestamp": "ts is negative",
+        "negative_duration": "dur is negative (the event ends before it starts)",
     }
     flags: dict[str, dict[str, np.ndarray]] = {code: {} for code in value_checks}
     excluded: dict[str, np.ndarray] = {}
@@ -155,7 +156,8 @@ def screen_values(trace: Trace) -> Screened:
     for code, what in value_checks.items():
         count = sum(int(np.count_nonzero(m)) for m in flags[code].values())
         if count:
-            out.append(_warning(trace, code, count, _first(flags[code], trace), what))
+            out.append(_warning(trace, code, count, _first(flags[code], trace), what,
+                                _EXCLUDED))
 
     steps = _step_markers(trace.cpu)
     degenerate = steps & (excluded["cpu"] | (trace.cpu["dur_ns"].to_numpy() <= 0))
@@ -163,17 +165,17 @@ def screen_values(trace: Trace) -> Screened:
         count = int(np.count_nonzero(degenerate))
         out.append(_warning(trace, "degenerate_step_windows", count,
                             _first({"cpu": degenerate}, trace),
-                            "ProfilerStep windows have no positive length (zero, negative, NaN "
-                            "or infinite dur): not used as steps"))
+                            "ProfilerStep window of no positive length (dur zero, negative, NaN "
+                            "or infinite)", "not used as steps", ("window", "windows")))
         excluded["cpu"] = excluded["cpu"] | degenerate
 
     far = _far_outside(trace, excluded)
     if far is not None:
         count = sum(int(np.count_nonzero(m)) for m in far.values())
         out.append(_warning(trace, "far_outside_time_range", count, _first(far, trace),
-                            "events lie far outside the trace's time range (start before p1 − "
-                            f"margin or end after p99 + margin, margin = max({FAR_FACTOR} × "
-                            "(p99 − p1), 1 s) of event starts; excluded from every metric)"))
+                            "far outside the trace's time range (start before p1 − margin or "
+                            f"end after p99 + margin of event starts, margin = max({FAR_FACTOR}"
+                            " × (p99 − p1), 1 s))", _EXCLUDED))
         for table, m in far.items():
             excluded[table] = excluded[table] | m
 
@@ -217,16 +219,16 @@ def ordering_warnings(trace: Trace, links: Links) -> tuple[HealthWarning, ...]:
         rows = order[1:][same & (ts[1:] < end[:-1])]
         if len(rows):
             out.append(_warning(trace, "stream_overlap", len(rows), ("gpu", int(rows.min())),
-                                "GPU activities start before the previous activity on the same "
-                                "stream ended (one stream runs its work in order: timing or "
-                                "ordering anomaly)"))
+                                "GPU activity starting before the previous one on its stream "
+                                "ended (a stream runs its work in order: timestamps are wrong)",
+                                "kept", ("activity", "activities")))
         lr = links.launch_row
         has = np.flatnonzero(lr >= 0)
         early = has[gpu["ts_ns"].to_numpy()[has] < rt["ts_ns"].to_numpy()[lr[has]]]
         if len(early):
             out.append(_warning(trace, "gpu_before_launch", len(early), ("gpu", int(early[0])),
-                                "GPU activities start before their launch call (CPU/GPU clock "
-                                "skew)"))
+                                "GPU activity starting before its launch call (CPU/GPU clock "
+                                "skew)", "kept", ("activity", "activities")))
     corr = rt["correlation"].to_numpy()
     rows = np.flatnonzero(corr != MISSING_ID)
     if len(rows):
@@ -235,6 +237,6 @@ def ordering_warnings(trace: Trace, links: Links) -> tuple[HealthWarning, ...]:
         if len(repeated):
             out.append(_warning(trace, "shared_correlation", len(repeated),
                                 ("runtime", int(repeated[0])),
-                                "runtime calls reuse the correlation id of an earlier call (the "
-                                "earlier one owns the GPU activities)"))
+                                "runtime call reusing the correlation id of an earlier call",
+                                "the earlier call owns the GPU activities", ("call", "calls")))
     return tuple(out)
