@@ -194,7 +194,7 @@ def test_far_bounds_are_p1_p99_plus_ten_times_their_width_at_least_one_second() 
 
 
 @pytest.mark.parametrize(("offset_ns", "flagged"), [(0, False), (1, True)])
-def test_event_ending_exactly_at_the_far_bound_is_kept_one_ns_later_is_far(
+def test_event_starting_exactly_at_the_far_bound_is_kept_one_ns_later_is_far(
     tmp_path: Path, offset_ns: int, flagged: bool
 ) -> None:
     b = TraceBuilder()
@@ -206,13 +206,22 @@ def test_event_ending_exactly_at_the_far_bound_is_kept_one_ns_later_is_far(
     # With "late", 102 starts: 0 (step), 0, 10 µs, ..., 990 µs, late. Nearest rank:
     # p1 = 2nd = 0, p99 = 101st = 990 µs; margin = max(10 × 990 µs, 1 s) = 1 s.
     hi = 990_000 + FAR_MIN_MARGIN_NS
-    b.cpu_op("late", ts=hi - 5_000 + offset_ns, dur=5_000)
+    b.cpu_op("late", ts=hi + offset_ns, dur=5_000)
     a = analyze_b(b, tmp_path)
     w = by_code(a).get("far_outside_time_range")
     assert (w is not None) is flagged
     if w is not None:
         assert w.count == 1 and w.first_event is not None and w.first_event.name == "late"
         assert a.totals.excluded_events == 1
+
+
+def test_a_long_annotation_starting_inside_the_range_is_not_far(tmp_path: Path) -> None:
+    b = TraceBuilder()
+    b.step(1, 0, 13_000_000_000)  # lasts until the profiler stopped, 13 s later
+    b.kernel(launch_ts=1_000, ts=10_000, dur=5_000)
+    a = analyze_b(b, tmp_path)
+    assert "far_outside_time_range" not in by_code(a)
+    assert [s.name for s in a.steps] == ["ProfilerStep#1"]
 
 
 def test_far_out_kernel_does_not_stretch_the_gpu_window(tmp_path: Path) -> None:

@@ -116,7 +116,7 @@ def _step_markers(cpu: pd.DataFrame) -> np.ndarray:
 
 
 def far_bounds_ns(starts: np.ndarray) -> tuple[int, int] | None:
-    """``(lo, hi)``: an event starting before ``lo`` or ending after ``hi`` is far outside.
+    """``(lo, hi)``: an event starting before ``lo`` or after ``hi`` is far outside.
 
     ``p1`` / ``p99`` are nearest-rank percentiles of the event starts; the margin is
     ``max(FAR_FACTOR × (p99 − p1), FAR_MIN_MARGIN_NS)``; ``lo = p1 − margin``,
@@ -173,9 +173,9 @@ def screen_values(trace: Trace) -> Screened:
     if far is not None:
         count = sum(int(np.count_nonzero(m)) for m in far.values())
         out.append(_warning(trace, "far_outside_time_range", count, _first(far, trace),
-                            "far outside the trace's time range (start before p1 − margin or "
-                            f"end after p99 + margin of event starts, margin = max({FAR_FACTOR}"
-                            " × (p99 − p1), 1 s))", _EXCLUDED))
+                            "start far outside the trace's time range (before p1 − margin or "
+                            f"after p99 + margin of event starts, margin = max({FAR_FACTOR} × "
+                            "(p99 − p1), 1 s))", _EXCLUDED))
         for table, m in far.items():
             excluded[table] = excluded[table] | m
 
@@ -188,8 +188,9 @@ def screen_values(trace: Trace) -> Screened:
 
 
 def _far_outside(trace: Trace, excluded: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
-    """Per table, the not yet excluded events far outside :func:`far_bounds_ns`; ``None`` when
-    there are none."""
+    """Per table, the not yet excluded events that start outside :func:`far_bounds_ns`;
+    ``None`` when there are none. Durations are not judged: an annotation that lasts until the
+    profiler stops is legitimate, however long."""
     starts = np.concatenate([getattr(trace, t)["ts_ns"].to_numpy()[~excluded[t]]
                              for t in _TABLES])
     bounds = far_bounds_ns(starts)
@@ -198,10 +199,8 @@ def _far_outside(trace: Trace, excluded: dict[str, np.ndarray]) -> dict[str, np.
     lo, hi = bounds
     far = {}
     for t in _TABLES:
-        df = getattr(trace, t)
-        ts = df["ts_ns"].to_numpy()
-        end = df["end_ns"].to_numpy()
-        far[t] = ~excluded[t] & ((ts < lo) | (end > hi))
+        ts = getattr(trace, t)["ts_ns"].to_numpy()
+        far[t] = ~excluded[t] & ((ts < lo) | (ts > hi))
     return far if any(m.any() for m in far.values()) else None
 
 
