@@ -126,3 +126,20 @@ def test_compare_json_of_hostile_traces_is_strict_json(clean: Path, hostile: Pat
     r = traceviz("compare", str(clean), str(hostile), "--format", "json")
     assert r.returncode == 0, r.stderr
     strict_loads(r.stdout)
+
+
+def test_strict_report_of_a_run_dir_names_the_mode_with_invalid_data(tmp_path: Path) -> None:
+    import gzip
+
+    from tests.synthetic_runs import standard_run
+
+    run = standard_run(tmp_path / "run")
+    assert traceviz("report", str(run), "--format", "json", "--strict").returncode == 0
+    trace = run / "compile.pt.trace.json.gz"
+    doc = json.loads(gzip.decompress(trace.read_bytes()))
+    next(e for e in doc["traceEvents"] if e.get("cat") == "kernel")["dur"] = -1.0
+    trace.write_bytes(gzip.compress(json.dumps(doc).encode()))
+    r = traceviz("report", str(run), "--format", "json", "--strict")
+    assert r.returncode == 1
+    assert "compile: negative_duration (1)" in r.stderr.splitlines()[-1]
+    strict_loads(r.stdout)
