@@ -25,7 +25,12 @@ from traceviz.analyze.model import (
     TritonKernelRow,
 )
 from traceviz.analyze.steps import StepWindows, find_steps
-from traceviz.analyze.validity import Screened, ordering_warnings, screen_values
+from traceviz.analyze.validity import (
+    Screened,
+    index_loaded_rows,
+    ordering_warnings,
+    screen_values,
+)
 from traceviz.trace import Trace
 from traceviz.vocab import Category, GapClass, LaunchKind
 
@@ -41,16 +46,7 @@ def analyze(trace: Trace) -> Analysis:
     rows of ``trace.gpu``, excluded rows included.
     """
     screened = screen_values(trace)
-    a = _analyze_screened(screened)
-    if not screened.excluded_any:
-        return a
-    kept, n = screened.gpu_rows, len(trace.gpu)
-    step = np.full(n, -1, np.int32)
-    step[kept] = a.activity_step
-    family = np.full(n, "excluded", dtype=object)
-    family[kept] = a.activity_family
-    return replace(a, activity_step=step, activity_family=family,
-                   gaps=replace(a.gaps, activity=kept[a.gaps.activity]))
+    return index_loaded_rows(_analyze_screened(screened), screened)
 
 
 def _analyze_screened(screened: Screened) -> Analysis:

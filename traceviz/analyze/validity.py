@@ -19,6 +19,7 @@ them. All arithmetic is integer nanoseconds, vectorised over the tables.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -28,6 +29,9 @@ from traceviz.analyze.model import EventRef, HealthWarning
 from traceviz.trace import Trace
 from traceviz.trace.decode import INVALID_NS, MISSING_ID
 from traceviz.vocab import STEP_MARKER, Category
+
+if TYPE_CHECKING:
+    from traceviz.analyze.model import Analysis
 
 #: Health codes that say the trace's data is wrong (``--strict`` exits 1 on any of them).
 DATA_VALIDITY_CODES = (
@@ -56,6 +60,7 @@ class Screened:
 
     trace: Trace  # the input itself when nothing was excluded
     gpu_rows: np.ndarray  # int64: row of the input's ``gpu`` table for each kept gpu row
+    loaded_gpu_rows: int  # rows of the input's ``gpu`` table
     warnings: tuple[HealthWarning, ...]
     excluded_events: int  # rows of all three tables excluded
 
@@ -181,10 +186,25 @@ def screen_values(trace: Trace) -> Screened:
 
     n_excluded = sum(int(np.count_nonzero(m)) for m in excluded.values())
     if n_excluded == 0:
-        return Screened(trace, np.arange(len(trace.gpu), dtype=np.int64), tuple(out), 0)
+        return Screened(trace, np.arange(len(trace.gpu), dtype=np.int64), len(trace.gpu),
+                        tuple(out), 0)
     kept = {t: getattr(trace, t).loc[~excluded[t]].reset_index(drop=True) for t in _TABLES}
     return Screened(replace(trace, **kept), np.flatnonzero(~excluded["gpu"]).astype(np.int64),
-                    tuple(out), n_excluded)
+                    len(trace.gpu), tuple(out), n_excluded)
+
+
+def index_loaded_rows(a: Analysis, screened: Screened) -> Analysis:
+    """``a`` (computed on ``screened.trace``) with its per-row arrays re-indexed to the rows of
+    the loaded ``gpu`` table: excluded rows get step -1 and family ``"excluded"``."""
+    if not screened.excluded_any:
+        return a
+    kept, n = screened.gpu_rows, screened.loaded_gpu_rows
+    step = np.full(n, -1, np.int32)
+    step[kept] = a.activity_step
+    family = np.full(n, "excluded", dtype=object)
+    family[kept] = a.activity_family
+    return replace(a, activity_step=step, activity_family=family,
+                   gaps=replace(a.gaps, activity=kept[a.gaps.activity]))
 
 
 def _far_outside(trace: Trace, excluded: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
