@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import pairwise
 
 import numpy as np
@@ -16,7 +17,6 @@ from traceviz.analyze.intervals import union_length
 from traceviz.analyze.links import Links, link_launches
 from traceviz.analyze.model import (
     Analysis,
-    GraphReplay,
     HealthWarning,
     KernelFamilyRow,
     KernelRow,
@@ -26,6 +26,12 @@ from traceviz.analyze.model import (
     TritonKernelRow,
 )
 from traceviz.analyze.steps import StepWindows, find_steps
+from traceviz.analyze.validity import (
+    Screened,
+    index_loaded_rows,
+    ordering_warnings,
+    screen_values,
+)
 from traceviz.trace import Trace
 from traceviz.vocab import Category, GapClass, LaunchKind
 
@@ -34,7 +40,18 @@ _DRIVER_LAUNCH = ("cuLaunchKernel", "cuLaunchKernelEx")
 
 
 def analyze(trace: Trace) -> Analysis:
-    """Compute every metric of ``docs/metrics.md`` for one trace."""
+    """Compute every metric of ``docs/metrics.md`` for one trace.
+
+    Events with invalid values are excluded first (:func:`screen_values`); the per-row arrays
+    of the result (``activity_step``, ``activity_family``, ``gaps.activity``) still index the
+    rows of ``trace.gpu``, excluded rows included.
+    """
+    screened = screen_values(trace)
+    return index_loaded_rows(_analyze_screened(screened), screened)
+
+
+def _analyze_screened(screened: Screened) -> Analysis:
+    trace = screened.trace
     gpu, rt = trace.gpu, trace.runtime
     links = link_launches(trace)
     steps = find_steps(trace)
@@ -47,7 +64,8 @@ def analyze(trace: Trace) -> Analysis:
     families = _activity_families(trace, links)
     triton_count = int(np.count_nonzero(families == "triton"))
     replays = graph_replays(trace, links, steps, launch_step)
-    totals = _totals(trace, links, steps, step_rows, activity_step, triton_count)
+    totals = replace(_totals(trace, links, steps, step_rows, activity_step, triton_count),
+                     excluded_events=screened.excluded_events)
     sources = host_wait_sources(trace, links, timeline.gaps, steps.names)
     return Analysis(
         steps=step_rows,
@@ -58,7 +76,7 @@ def analyze(trace: Trace) -> Analysis:
         top_kernels=_top_kernels(gpu, families),
         triton_kernels=_triton_rows(gpu, families),
         compile=compile_structure(trace, links, steps, launch_step, triton_count),
-        health=_health(trace, links, steps, step_rows, activity_step, replays)
+        health=_health(screened, links, steps, step_rows, activity_step)
         + nesting_health(sources),
         totals=totals,
         per_step=_per_step(step_rows),
@@ -263,15 +281,17 @@ def _per_step(rows: tuple[StepMetrics, ...]) -> PerStep:
 
 
 def _health(
-    trace: Trace,
+    screened: Screened,
     links: Links,
     steps: StepWindows,
     rows: tuple[StepMetrics, ...],
     activity_step: np.ndarray,
-    replays: tuple[GraphReplay, ...],
 ) -> tuple[HealthWarning, ...]:
+    """Data-validity warnings (``validity.py``: excluded values, ordering contradictions), then
+    the informational ones about what the trace holds."""
+    trace = screened.trace
     gpu, rt = trace.gpu, trace.runtime
-    out: list[HealthWarning] = []
+    out: list[HealthWarning] = [*screened.warnings, *ordering_warnings(trace, links)]
 
     def warn(code: str, count: int, message: str) -> None:
         if count:
@@ -320,29 +340,6 @@ def _health(
         f"{steps.overlapping} ProfilerStep windows start before the previous one ends",
     )
     if len(gpu):
-        order = np.lexsort(
-            (gpu["ts_ns"].to_numpy(), gpu["stream"].to_numpy(), gpu["device"].to_numpy())
-        )
-        dev, st = gpu["device"].to_numpy()[order], gpu["stream"].to_numpy()[order]
-        ts, end = gpu["ts_ns"].to_numpy()[order], gpu["end_ns"].to_numpy()[order]
-        same = (dev[1:] == dev[:-1]) & (st[1:] == st[:-1])
-        overlaps = int(np.count_nonzero(same & (ts[1:] < end[:-1])))
-        warn(
-            "stream_overlap",
-            overlaps,
-            f"{overlaps} activities start before the previous activity on the same stream "
-            "ended (activities on one stream should not overlap: timing or ordering anomaly)",
-        )
-        lr = links.launch_row
-        has = lr >= 0
-        early = int(
-            np.count_nonzero(gpu["ts_ns"].to_numpy()[has] < rt["ts_ns"].to_numpy()[lr[has]])
-        )
-        warn(
-            "gpu_before_launch",
-            early,
-            f"{early} activities start before their launch call (CPU/GPU clock skew)",
-        )
         overlap_periods = sum(
             1
             for a, b in pairwise(rows)

@@ -190,12 +190,29 @@ class CompileStructure:
 
 
 @dataclass(frozen=True)
+class EventRef:
+    """One event of a loaded trace, to point at (the first offending event of a warning)."""
+
+    table: str  # "gpu", "runtime" or "cpu" (the Trace table it is a row of)
+    name: str
+    ts_ns: int | None  # None: the file's value is no valid time (NaN, Infinity, text, huge)
+    dur_ns: int | None
+
+
+@dataclass(frozen=True)
 class HealthWarning:
-    """Something in the trace that limits what its numbers can say."""
+    """Something in the trace that limits what its numbers can say.
+
+    ``count`` is how many events (or steps, devices) the warning is about; ``first_event`` the
+    earliest of them in the trace when the warning is about events. ``strict`` marks a
+    data-validity warning: ``--strict`` makes the command exit 1 when one is present.
+    """
 
     code: str
     message: str
     count: int = 0
+    first_event: EventRef | None = None
+    strict: bool = False
 
 
 @dataclass(frozen=True)
@@ -226,6 +243,7 @@ class Totals:
     graph_internal_ns: int
     other_idle_ns: int
     cpu_ns: int
+    excluded_events: int = 0  # events of any table excluded for invalid values (validity.py)
 
     @property
     def cpu_bound_share(self) -> float | None:
@@ -269,8 +287,10 @@ class Analysis:
     health: tuple[HealthWarning, ...]
     totals: Totals
     per_step: PerStep
-    activity_step: np.ndarray = field(repr=False)  # int32 per Trace.gpu row, -1 unattributed
-    activity_family: np.ndarray = field(repr=False)  # object: family name per Trace.gpu row
+    #: int32 per Trace.gpu row: step index; -1 unattributed or excluded (invalid values)
+    activity_step: np.ndarray = field(repr=False)
+    #: object per Trace.gpu row: family name; "excluded" for rows excluded for invalid values
+    activity_family: np.ndarray = field(repr=False)
     host_wait_sources: HostWaitSources | None = field(default=None, repr=False)
 
     def representative_step(self) -> StepMetrics | None:
@@ -286,6 +306,7 @@ __all__ = [
     "Analysis",
     "CompileStep",
     "CompileStructure",
+    "EventRef",
     "GapStats",
     "GapTable",
     "GraphReplay",

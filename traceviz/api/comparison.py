@@ -77,6 +77,12 @@ class Comparison:
         return cls.from_inputs(compare_report.load_inputs([Path(p) for p in paths]), baseline,
                                thresholds)
 
+    def mode_health(self) -> list[tuple[str, tuple[Any, ...]]]:
+        """``(mode, health warnings)`` of every analysed mode (``--strict`` fails on the
+        data-validity ones; ``docs/metrics.md``, "Trace health")."""
+        return [(m.mode, m.analysis.health) for m in self._inputs.modes
+                if m.analysis is not None]
+
     @property
     def result(self) -> ComparisonResult:
         return self._result

@@ -10,11 +10,12 @@ import enum
 import re
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from traceviz.cli.errors import user_errors
+from traceviz.cli.strict import StrictOpt, enforce_strict
 from traceviz.errors import UsageError
 
 #: Exit code of ``check`` when an expectation does not hold.
@@ -96,24 +97,29 @@ def emit(payload: str, fmt: str, out: Path | None, default_html: Path, force: bo
 def comparison_output(
     inputs: list[Path], baseline: str | None, thresholds: list[str] | None,
     thresholds_file: Path | None, fmt: str, plotlyjs: str,
+    health_out: list[tuple[str, Any]] | None = None,
 ) -> tuple[str, Path]:
     """Render the comparison of ``inputs`` (through :class:`traceviz.api.Comparison`); also
-    return the default HTML path."""
+    return the default HTML path. ``health_out`` receives ``(mode, health warnings)`` of each
+    analysed mode (``--strict``)."""
     from traceviz.analyze.verdicts import parse_thresholds
     from traceviz.api import Comparison
     from traceviz.report.compare_report import is_run_dir
 
     comparison = Comparison.from_paths(inputs, baseline,
                                        parse_thresholds(thresholds, thresholds_file))
+    if health_out is not None:
+        health_out.extend(comparison.mode_health())
     default = (inputs[0] / "report.html" if is_run_dir(inputs[0])
                else Path("traceviz-compare.html"))
     return comparison.render(fmt, plotlyjs), default
 
 
 def print_fitted_comparison(inputs: list[Path], baseline: str | None,
-                            thresholds: list[str] | None, thresholds_file: Path | None) -> None:
+                            thresholds: list[str] | None, thresholds_file: Path | None,
+                            health_out: list[tuple[str, Any]] | None = None) -> None:
     """Print the text comparison fitted to the terminal's width (columns dropped, not
-    wrapped)."""
+    wrapped); ``health_out`` as for :func:`comparison_output`."""
     from rich.console import Console
 
     from traceviz.analyze.verdicts import parse_thresholds
@@ -121,6 +127,8 @@ def print_fitted_comparison(inputs: list[Path], baseline: str | None,
 
     comparison = Comparison.from_paths(inputs, baseline,
                                        parse_thresholds(thresholds, thresholds_file))
+    if health_out is not None:
+        health_out.extend(comparison.mode_health())
     console = Console()
     console.print(comparison.text_renderable(console.width))
 
@@ -136,15 +144,21 @@ def compare(
     threshold: ThresholdOpt = None,
     thresholds_file: ThresholdFileOpt = None,
     max_memory: MaxMemoryOpt = None,
+    strict: StrictOpt = False,
 ) -> None:
     """Compare modes: step time, kernels and launches per step, waterfall, verdicts."""
     apply_max_memory(max_memory)
+    health: list[tuple[str, Any]] = []
     if fmt is Format.text and out is None and sys.stdout.isatty():
-        print_fitted_comparison(inputs, baseline, threshold, thresholds_file)
+        print_fitted_comparison(inputs, baseline, threshold, thresholds_file, health)
+        if strict:
+            enforce_strict(health)
         return
     payload, default = comparison_output(inputs, baseline, threshold, thresholds_file,
-                                         fmt.value, plotlyjs.value)
+                                         fmt.value, plotlyjs.value, health_out=health)
     emit(payload, fmt.value, out, default, force)
+    if strict:
+        enforce_strict(health)
 
 
 _EXPECT = re.compile(r"^(?P<mode>[^:=!]+):(?P<kind>[a-z]+)(?P<op>!?=)(?P<status>[A-Z_]+)$")
@@ -178,8 +192,12 @@ def check(
     threshold: ThresholdOpt = None,
     thresholds_file: ThresholdFileOpt = None,
     max_memory: MaxMemoryOpt = None,
+    strict: StrictOpt = False,
 ) -> None:
-    """Exit 3 when an expected verdict does not hold (a CI regression gate); 0 when all do."""
+    """Exit 3 when an expected verdict does not hold (a CI regression gate); 0 when all do.
+
+    With ``--strict``, a data-validity health warning exits 1 (before the exit 3 of unmet
+    expectations: verdicts on invalid data are not evidence)."""
     from rich.console import Console
     from rich.text import Text
 
@@ -209,6 +227,8 @@ def check(
         [Column("expectation", priority=KEEP), Column("actual", priority=KEEP),
          Column("result", priority=KEEP), Column("why", priority=KEEP, abbreviate_to=20)],
         rows, console.width, title=f"traceviz check (baseline {comparison.baseline})"))
+    if strict:
+        enforce_strict(comparison.mode_health())
     if unmet:
         print(f"traceviz check: {unmet} of {len(wanted)} expectation(s) not met",
               file=sys.stderr)

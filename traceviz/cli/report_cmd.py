@@ -30,8 +30,10 @@ from traceviz.cli.compare_cmd import (
     print_fitted_comparison,
 )
 from traceviz.cli.errors import user_errors
+from traceviz.cli.strict import StrictOpt, enforce_strict
 
 if TYPE_CHECKING:
+    from traceviz.analyze.model import HealthWarning
     from traceviz.api import Analysis
 
 #: Width of the text report when stdout is not a terminal.
@@ -61,7 +63,9 @@ def _hta_sections(traces: list[Path], fmt: Format, payload: str,
         doc = json.loads(payload)
         doc["hta"] = (results[0][1].to_dict() if len(results) == 1
                       else {name: r.to_dict() for name, r in results})
-        return json.dumps(doc, indent=2) + "\n"
+        from traceviz.report.jsonout import dumps
+
+        return dumps(doc)
     if fmt is Format.html:
         fragments = "".join(hta_html(r) for _, r in results)
         return payload.replace("</main>", fragments + "</main>", 1)
@@ -69,11 +73,13 @@ def _hta_sections(traces: list[Path], fmt: Format, payload: str,
 
 
 def _trace_payload(trace: Path, fmt: Format, plotlyjs: str, to_terminal: bool,
-                   analyses: dict[Path, Analysis]) -> str | None:
+                   analyses: dict[Path, Analysis],
+                   health_out: list[tuple[str, tuple[HealthWarning, ...]]]) -> str | None:
     """Render one trace through the API; ``None`` when it was printed straight to the
     terminal (text, fitted to its width).
 
-    The trace's analysis is left in ``analyses`` so ``--hta`` need not analyze it again.
+    The trace's analysis is left in ``analyses`` so ``--hta`` need not analyze it again, its
+    health warnings in ``health_out`` (for ``--strict``).
     """
     import traceviz
     from traceviz.cli.progress import load_progress
@@ -81,6 +87,7 @@ def _trace_payload(trace: Path, fmt: Format, plotlyjs: str, to_terminal: bool,
     with load_progress(trace) as progress:
         analysis = traceviz.analyze(trace, progress=progress)
     analyses[trace] = analysis
+    health_out.append((trace.name, analysis.result.health))
     if fmt is Format.text and to_terminal:
         from rich.console import Console
 
@@ -109,6 +116,7 @@ def report(
         "--hta", help="Add Holistic Trace Analysis's breakdowns and launch stats (needs "
         "`pip install traceviz[hta]`).")] = False,
     max_memory: MaxMemoryOpt = None,
+    strict: StrictOpt = False,
 ) -> None:
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
     apply_max_memory(max_memory)
@@ -122,6 +130,7 @@ def report(
         if not hta_available():
             raise HtaMissingError()
     analyses: dict[Path, Analysis] = {}
+    health: list[tuple[str, tuple[HealthWarning, ...]]] = []
     target = targets[0]
     rank_traces = rank_trace_paths(targets, is_run_dir(target))
     if rank_traces is not None:
@@ -130,15 +139,20 @@ def report(
         default = Path("traceviz-ranks.report.html")
     elif is_run_dir(target):
         if fmt is Format.text and out is None and not hta and sys.stdout.isatty():
-            print_fitted_comparison([target], baseline, threshold, thresholds_file)
+            print_fitted_comparison([target], baseline, threshold, thresholds_file, health)
+            if strict:
+                enforce_strict(health)
             return
         payload, default = comparison_output([target], baseline, threshold, thresholds_file,
-                                             fmt.value, plotlyjs.value)
+                                             fmt.value, plotlyjs.value, health_out=health)
         traces = sorted(target.glob("*.pt.trace.json*"))
     else:
         rendered = _trace_payload(target, fmt, plotlyjs.value,
-                                  to_terminal=out is None and not hta, analyses=analyses)
+                                  to_terminal=out is None and not hta, analyses=analyses,
+                                  health_out=health)
         if rendered is None:
+            if strict:
+                enforce_strict(health)
             return
         payload = rendered
         traces = [target]
@@ -147,3 +161,5 @@ def report(
     if hta:
         payload = _hta_sections(traces, fmt, payload, analyses)
     emit(payload, fmt.value, out, default, force)
+    if strict:
+        enforce_strict(health)

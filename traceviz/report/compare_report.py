@@ -278,8 +278,9 @@ def render(comparison: Comparison, report: Report, fmt: str, plotlyjs: str = "in
 
         return render_markdown(report)
     if fmt == "json":
-        return json.dumps(comparison_to_dict(comparison, report), indent=2,
-                          ensure_ascii=False) + "\n"
+        from traceviz.report.jsonout import dumps
+
+        return dumps(comparison_to_dict(comparison, report))
     if fmt == "text":
         import io
 

@@ -3,19 +3,55 @@
 Times are microseconds (``*_us``: ``ns / 1000``, exact to the nanosecond). Keys are stable:
 ``trace``, ``steps``, ``gaps``, ``graph_replays``, ``kernel_families``, ``top_kernels``,
 ``triton_kernels``, ``compile``, ``host_wait_sources``, ``health``, ``totals``, ``per_step``.
+
+Strict JSON: a number that is not finite (NaN, ±Infinity) is written as ``null``, never as the
+``NaN`` / ``Infinity`` tokens that JSON does not have (:func:`finite`, :func:`dumps`).
 """
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 from traceviz import __version__
-from traceviz.analyze.model import Analysis, StepMetrics
+from traceviz.analyze.model import Analysis, EventRef, HealthWarning, StepMetrics
 from traceviz.report.host_wait_section import host_wait_json
 from traceviz.report.units import share, us
 from traceviz.trace import Trace
 
 SCHEMA = "traceviz.report/1"
+
+
+def finite(obj: Any) -> Any:
+    """``obj`` with every non-finite float (NaN, ±Infinity) replaced by ``None``, recursively
+    through dicts, lists and tuples (tuples become lists)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def dumps(doc: Any) -> str:
+    """Strict JSON text of ``doc`` (indent 2, UTF-8 kept, trailing newline): non-finite numbers
+    become ``null``."""
+    return json.dumps(finite(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _event(ref: EventRef | None) -> dict[str, Any] | None:
+    if ref is None:
+        return None
+    return {"table": ref.table, "name": ref.name, "ts_us": us(ref.ts_ns), "dur_us": us(ref.dur_ns)}
+
+
+def health_to_dict(h: HealthWarning) -> dict[str, Any]:
+    """``first_event``'s ``ts_us`` / ``dur_us`` are ``null`` where the file's value was no
+    valid time (NaN, Infinity, text, out of range)."""
+    return {"code": h.code, "message": h.message, "count": h.count, "strict": h.strict,
+            "first_event": _event(h.first_event)}
 
 
 def step_to_dict(s: StepMetrics) -> dict[str, Any]:
@@ -79,10 +115,10 @@ def _first(md: dict[str, Any], *keys: str) -> Any:
 
 
 def analysis_to_dict(trace: Trace, a: Analysis) -> dict[str, Any]:
-    """Every metric of the analysis as plain JSON-able data."""
+    """Every metric of the analysis as plain JSON-able data (non-finite numbers: ``None``)."""
     t = a.totals
     p = a.per_step
-    return {
+    return finite({
         "schema": SCHEMA,
         "traceviz_version": __version__,
         "trace": trace_info(trace),
@@ -170,7 +206,7 @@ def analysis_to_dict(trace: Trace, a: Analysis) -> dict[str, Any]:
         "host_wait_sources": host_wait_json(a.host_wait_sources)
         if a.host_wait_sources is not None
         else None,
-        "health": [{"code": h.code, "message": h.message, "count": h.count} for h in a.health],
+        "health": [health_to_dict(h) for h in a.health],
         "totals": {
             "steps": t.steps,
             "steps_with_gpu": t.steps_with_gpu,
@@ -197,6 +233,7 @@ def analysis_to_dict(trace: Trace, a: Analysis) -> dict[str, Any]:
             "other_idle_us": us(t.other_idle_ns),
             "cpu_us": us(t.cpu_ns),
             "cpu_bound_share": share(t.cpu_bound_share),
+            "excluded_events": t.excluded_events,
         },
         "per_step": {
             "statistic": "median over steps with GPU work",
@@ -214,4 +251,4 @@ def analysis_to_dict(trace: Trace, a: Analysis) -> dict[str, Any]:
             "cpu_us": us(p.cpu_ns),
             "cpu_bound_share": share(p.cpu_bound_share),
         },
-    }
+    })

@@ -34,6 +34,14 @@ from traceviz.vocab import (
 #: Rows whose ``args.correlation`` / ``External id`` is absent carry this value.
 MISSING_ID = -1
 
+#: ``ts_ns`` / ``dur_ns`` of a value that is no time: NaN, ±Infinity, a non-numeric string, or
+#: beyond ±MAX_TIME_US. Kept in the tables (never turned into 0); the analysis excludes and
+#: counts such rows (``traceviz/analyze/validity.py``).
+INVALID_NS = np.iinfo(np.int64).min
+#: Largest ``|ts|`` / ``|dur|`` in µs taken as a time: ``ts + dur`` still fits in int64 ns
+#: (4e15 µs as epoch time is the year 2096).
+MAX_TIME_US = 4.0e15
+
 
 _KEPT_X = np.array(
     sorted(GPU_ACTIVITY_CATEGORIES | RUNTIME_CATEGORIES | CPU_CATEGORIES), dtype=np.int8
@@ -133,27 +141,31 @@ _MAX_US = 9.2e15
 def us_to_ns(values: list[Any]) -> np.ndarray:
     """Convert Kineto microsecond values (int, float, numeric string, None) to int64 ns, exactly.
 
-    ``None``, unparseable, non-finite and out-of-range (≥ 9.2·10¹⁵ µs) values become 0.
+    ``None`` (absent) becomes 0. NaN, ±Infinity, non-numeric values and values beyond
+    ``±MAX_TIME_US`` become :data:`INVALID_NS`. Negative values stay negative.
     """
     try:
         f = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         f = np.array([_to_float(v) for v in values], dtype=np.float64)
-    f = np.where(np.abs(f) < _MAX_US, f, 0.0)  # also NaN → 0
+    valid = np.abs(f) <= MAX_TIME_US  # False for NaN and ±inf
+    f = np.where(valid, f, 0.0)
     whole = np.floor(f)
     frac_ns = np.rint((f - whole) * 1000.0).astype(np.int64)
-    return whole.astype(np.int64) * 1000 + frac_ns
+    return np.where(valid, whole.astype(np.int64) * 1000 + frac_ns, INVALID_NS)
 
 
 def _to_float(v: Any) -> float:
-    if v is None or isinstance(v, bool):
+    """A µs value as float: absent → 0.0; anything that is no number (text, bool, a list) or
+    too large for a float → NaN, which :func:`us_to_ns` marks :data:`INVALID_NS`."""
+    if v is None:
         return 0.0
-    if isinstance(v, (int, float)):
-        return float(v)
+    if isinstance(v, bool):
+        return float("nan")
     try:
         return float(v)
-    except (TypeError, ValueError):
-        return 0.0
+    except (TypeError, ValueError, OverflowError):
+        return float("nan")
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -292,7 +304,6 @@ def columns_from_events(events: list[_Event]) -> ColumnChunk:
     ext = _ids([MISSING_ID if a is None else a.external_id for a in args])
     ext_legacy = _ids([MISSING_ID if a is None else a.external_id_legacy for a in args])
     dur_ns = us_to_ns([e.dur for e in kept])
-    np.maximum(dur_ns, 0, out=dur_ns)
     comm_rows = [
         _comm_row(i, a) for i, a in enumerate(args) if a is not None and a.collective is not None
     ]

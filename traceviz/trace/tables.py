@@ -17,7 +17,11 @@ categories are shared by all three tables):
              collective, in_nelems, out_nelems, group_name, group_size, seq, dtype``
              (missing numbers ``-1``, missing strings ``""``). Few rows: one per collective call.
 
-Missing ``correlation`` / ``external_id`` are ``-1``.
+Missing ``correlation`` / ``external_id`` are ``-1``. ``ts_ns`` / ``dur_ns`` are the file's
+values, never repaired: a negative ``dur_ns`` stays negative (``end_ns < ts_ns``), and NaN,
+Infinity, non-numeric or out-of-range values are ``decode.INVALID_NS`` (int64 minimum; such a
+row's ``end_ns`` is meaningless). The analysis excludes and counts those rows
+(``traceviz/analyze/validity.py``).
 """
 
 from __future__ import annotations
