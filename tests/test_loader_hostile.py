@@ -11,7 +11,7 @@ import pytest
 import traceviz
 from tests.kineto import TraceBuilder
 from traceviz.errors import NotATraceError, TraceDecodeError, TraceTooLargeError
-from traceviz.trace.decode import decode_span, split_event_array
+from traceviz.trace.decode import INVALID_NS, decode_span, split_event_array
 
 
 def small() -> TraceBuilder:
@@ -54,7 +54,10 @@ def test_timestamps_beyond_int64_nanoseconds_do_not_wrap(tmp_path: Path) -> None
                      "ts": 1e300, "dur": 9.3e15, "args": {"correlation": 99}})
     t = traceviz.load(b.write(tmp_path / "t.json"))
     big = t.gpu[t.gpu["correlation"] == 99]
-    assert list(big["ts_ns"]) == [0] and list(big["dur_ns"]) == [0]
+    # Marked invalid (never wrapped, never turned into 0); the analysis excludes and names it.
+    assert list(big["ts_ns"]) == [INVALID_NS] and list(big["dur_ns"]) == [INVALID_NS]
+    codes = {w.code for w in traceviz.analyze(t).health}
+    assert {"invalid_timestamp", "invalid_duration"} <= codes
 
 
 @pytest.mark.parametrize("depth", [2_000, 100_000])
