@@ -82,7 +82,7 @@ def test_resume_refuses_a_run_where_every_mode_finished(tmp_path):
 
 
 def test_resume_refuses_a_directory_without_manifest_or_workload(tmp_path):
-    with pytest.raises(run_control.ResumeError, match="cannot read manifest.json"):
+    with pytest.raises(run_control.ResumeError, match=r"cannot read manifest\.json"):
         run_control.plan_resume(tmp_path, force=True)
     run_dir, workload = make_run(tmp_path)
     workload.unlink()
