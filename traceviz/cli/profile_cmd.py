@@ -25,6 +25,8 @@ from traceviz.errors import OutputExistsError, UsageError
 
 #: Probe (load the workload, read versions) time limit, seconds.
 PROBE_TIMEOUT_S = 300.0
+#: Default of ``--timeout``: seconds each mode may take.
+DEFAULT_TIMEOUT_S = 600.0
 #: Statuses that make ``--strict`` exit with 1.
 BAD_STATUSES = frozenset({"failed", "mismatch", "timeout"})
 
@@ -103,7 +105,7 @@ def profile(
     device: Annotated[str, typer.Option("--device", help="auto, cuda or cpu.")] = "auto",
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds each mode may take.")
-    ] = 600.0,
+    ] = DEFAULT_TIMEOUT_S,
     repeats: Annotated[
         int | None, typer.Option("--repeats", help="Timing repeats per mode.")
     ] = None,
@@ -136,7 +138,7 @@ def profile(
     if resume is not None:
         plan = _resume_plan(resume, force, {
             "WORKLOAD": workload is not None, "--modes": modes != "all", "--out": out is not None,
-            "--device": device != "auto", "--timeout": timeout != 600.0,
+            "--device": device != "auto", "--timeout": timeout != DEFAULT_TIMEOUT_S,
             "--repeats": repeats is not None, "--warmup": warmup is not None,
             "--min-repeat-ms": min_repeat_ms is not None,
         })
@@ -206,12 +208,12 @@ def profile(
     try:
         with run_control.stop_signals():
             _run_modes(console, run_dir, record, selected, settings, probe, Path(workload))
+            report, note = write_run_report(run_dir, record)
     except run_control.RunInterrupted as exc:
         run_control.record_interruption(run_dir, record, exc)
         console.print(f"{exc}; manifest: {run_dir / manifest.MANIFEST_NAME}; finish the run with "
                       f"`traceviz profile --resume {run_dir}`", markup=False, highlight=False)
         raise typer.Exit(exc.exit_code) from None
-    report, note = write_run_report(run_dir, record)
     console.print(_summary_table(record["modes"]))
     for line in _notes(record["modes"]):
         console.print(line, markup=False, highlight=False)
