@@ -2,8 +2,9 @@
 
 Real runs in subprocesses on the CPU with ``tests/workloads_for_tests/stoppable.py``: eager
 finishes, then the compile mode hangs (to be interrupted with SIGINT / SIGTERM, or killed at the
-timeout) or segfaults while torch.compile traces it — before Inductor compiles anything, so each
-run takes seconds. The resume test then finishes an interrupted run with a real compile.
+timeout) or segfaults (a real one: a read of address 0) while torch.compile traces it, before
+Inductor compiles anything, so each run takes seconds. The resume test then finishes an
+interrupted run with a real compile.
 """
 
 from __future__ import annotations
@@ -140,10 +141,9 @@ def test_a_mode_hanging_past_the_timeout_leaves_no_trace_and_the_run_reports(tmp
     assert rows_by_mode(report_json(run_dir))["compile"]["status"] == "timeout"
 
 
-@pytest.mark.parametrize("kind", ["sigsegv", "null-read"])
-def test_a_child_killed_by_a_segfault_is_crashed_and_the_run_reports(tmp_path, kind):
+def test_a_child_killed_by_a_segfault_is_crashed_and_the_run_reports(tmp_path):
     run_dir = tmp_path / "run"
-    modes = run_to_end(run_dir, kind, "--timeout", "300")["modes"]
+    modes = run_to_end(run_dir, "null-read", "--timeout", "300")["modes"]
     assert modes["eager"]["status"] == "ok"
     assert modes["compile"]["status"] == "crashed"
     assert modes["compile"]["reason"].startswith("killed by SIGSEGV during 'compiling'")

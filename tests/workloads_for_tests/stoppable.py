@@ -1,14 +1,13 @@
 """A workload whose compiled step misbehaves on demand, for crash / interrupt / resume tests.
 
 ``STOPPABLE_KIND`` (environment variable, read at import) picks what happens while torch.compile
-traces the step: ``ok`` (nothing: compiles normally), ``hang`` (sleeps for an hour),
-``sigsegv`` (the child sends itself SIGSEGV) or ``null-read`` (reads address 0 through ctypes: a
-real segmentation fault). Eager and the eager reference never take these paths.
+traces the step: ``ok`` (nothing: compiles normally), ``hang`` (sleeps for an hour) or
+``null-read`` (reads address 0 through ctypes: a real segmentation fault, the child dies by
+SIGSEGV). Eager and the eager reference never take these paths.
 """
 
 import ctypes
 import os
-import signal
 import time
 
 import torch
@@ -25,8 +24,6 @@ def make_inputs(device: torch.device) -> tuple[torch.Tensor, ...]:
 def _misbehave() -> None:
     if KIND == "hang":
         time.sleep(3600)
-    elif KIND == "sigsegv":
-        os.kill(os.getpid(), signal.SIGSEGV)
     elif KIND == "null-read":
         ctypes.string_at(0)
 
