@@ -28,7 +28,7 @@ PROBE_TIMEOUT_S = 300.0
 #: Default of ``--timeout``: seconds each mode may take.
 DEFAULT_TIMEOUT_S = 600.0
 #: Statuses that make ``--strict`` exit with 1.
-BAD_STATUSES = frozenset({"failed", "mismatch", "timeout"})
+BAD_STATUSES = frozenset({"failed", "mismatch", "timeout", "crashed"})
 
 # Measurement defaults per device: warm-up steps, repeats, ms per repeat, max steps per repeat.
 CUDA_DEFAULTS = {"warmup": 20, "repeats": 7, "min_repeat_ms": 100.0, "max_iters": 2000}
@@ -117,7 +117,8 @@ def profile(
         typer.Option("--min-repeat-ms", help="Each timing repeat lasts at least this many ms."),
     ] = None,
     strict: Annotated[
-        bool, typer.Option("--strict", help="Exit 1 when a mode failed, mismatched or timed out.")
+        bool,
+        typer.Option("--strict", help="Exit 1 when a mode failed, mismatched, timed out or crashed."),
     ] = False,
     resume: Annotated[
         Path | None,
