@@ -118,7 +118,8 @@ def profile(
     ] = None,
     strict: Annotated[
         bool,
-        typer.Option("--strict", help="Exit 1 when a mode failed, mismatched, timed out or crashed."),
+        typer.Option("--strict",
+                     help="Exit 1 when a mode failed, mismatched, timed out or crashed."),
     ] = False,
     resume: Annotated[
         Path | None,
