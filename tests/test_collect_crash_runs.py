@@ -40,10 +40,10 @@ def env_with(kind: str) -> dict[str, str]:
     return {**os.environ, "STOPPABLE_KIND": kind}
 
 
-def run_to_end(out: Path, kind: str, *extra: str) -> dict:
+def run_to_end(out: Path, kind: str, *extra: str, code: int = 0) -> dict:
     proc = subprocess.run(profile_cmd(out, *extra), capture_output=True, text=True,
                           timeout=600, check=False, env=env_with(kind))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == code, proc.stdout + proc.stderr
     return json.loads((out / "manifest.json").read_text())
 
 
@@ -143,7 +143,7 @@ def test_a_mode_hanging_past_the_timeout_leaves_no_trace_and_the_run_reports(tmp
 
 def test_a_child_killed_by_a_segfault_is_crashed_and_the_run_reports(tmp_path):
     run_dir = tmp_path / "run"
-    modes = run_to_end(run_dir, "null-read", "--timeout", "300")["modes"]
+    modes = run_to_end(run_dir, "null-read", "--timeout", "300", "--strict", code=1)["modes"]
     assert modes["eager"]["status"] == "ok"
     assert modes["compile"]["status"] == "crashed"
     assert modes["compile"]["reason"].startswith("killed by SIGSEGV during 'compiling'")
