@@ -2,7 +2,8 @@
 
 Thin layer over :mod:`traceviz.collect`: every mode runs in its own child process (the parent
 never imports torch), the manifest is rewritten after each mode, and the run ends with the
-analyzer's per-mode summary and the comparison report.
+analyzer's per-mode summary and the comparison report. SIGINT / SIGTERM stop the run cleanly
+and ``--resume DIR`` finishes a stopped run (:mod:`traceviz.collect.run_control`).
 """
 
 from __future__ import annotations
@@ -16,15 +17,19 @@ from rich.console import Console
 
 from traceviz.cli import display
 from traceviz.cli.errors import user_errors
-from traceviz.collect import analysis, manifest, runner
+from traceviz.collect import analysis, manifest, run_control, runner
 from traceviz.collect.mode_names import ALL_MODES, ModeListError, parse_modes, skip_reason
 from traceviz.collect.tracing import ACTIVE_STEPS, WAIT_STEPS, WARMUP_STEPS
 from traceviz.errors import OutputExistsError, UsageError
 
+#: Seconds of paired timing (the mode in alternation with eager) per mode.
+DEFAULT_TIMING_BUDGET_S = 30.0
 #: Probe (load the workload, read versions) time limit, seconds.
 PROBE_TIMEOUT_S = 300.0
+#: Default of ``--timeout``: seconds each mode may take.
+DEFAULT_TIMEOUT_S = 600.0
 #: Statuses that make ``--strict`` exit with 1.
-BAD_STATUSES = frozenset({"failed", "mismatch", "timeout"})
+BAD_STATUSES = frozenset({"failed", "mismatch", "timeout", "crashed"})
 
 # Measurement defaults per device: warm-up steps, repeats, ms per repeat, max steps per repeat.
 CUDA_DEFAULTS = {"warmup": 20, "repeats": 7, "min_repeat_ms": 100.0, "max_iters": 2000}
@@ -46,11 +51,24 @@ def _notes(modes: dict[str, dict[str, Any]]) -> list[str]:
     return notes
 
 
+def _resume_plan(resume: Path, force: bool, given: dict[str, bool]) -> run_control.ResumePlan:
+    """The resume plan; options that would change the recorded settings are refused."""
+    clashing = [name for name, set_ in given.items() if set_]
+    if clashing:
+        raise UsageError(f"--resume keeps the run's recorded settings and modes; drop "
+                         f"{', '.join(clashing)}")
+    try:
+        return run_control.plan_resume(resume, force=force)
+    except run_control.ResumeError as exc:
+        raise UsageError(str(exc)) from None
+
+
 @user_errors
 def profile(
     workload: Annotated[
-        Path, typer.Argument(help="Workload file (see workloads/README.md).")
-    ],
+        Path | None,
+        typer.Argument(help="Workload file (see workloads/README.md); omit with --resume."),
+    ] = None,
     modes: Annotated[str, typer.Option("--modes", help=_MODES_HELP)] = "all",
     out: Annotated[
         Path | None, typer.Option("--out", help="Run directory (default runs/<workload>-<time>).")
@@ -61,7 +79,7 @@ def profile(
     device: Annotated[str, typer.Option("--device", help="auto, cuda or cpu.")] = "auto",
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds each mode may take.")
-    ] = 600.0,
+    ] = DEFAULT_TIMEOUT_S,
     repeats: Annotated[
         int | None, typer.Option("--repeats", help="Timing repeats per mode.")
     ] = None,
@@ -77,18 +95,26 @@ def profile(
         typer.Option("--timing-budget-s", help="Seconds per mode for timing it in alternation "
                      "with eager in one process (paired speed-up and its 95% CI); 0 turns "
                      "paired timing off."),
-    ] = 30.0,
+    ] = DEFAULT_TIMING_BUDGET_S,
     stack: Annotated[
         bool, typer.Option("--stack/--no-stack", help="Record Python stacks in the profiled "
                            "run (they name the code the host ran while the GPU waited).")
     ] = True,
     strict: Annotated[
-        bool, typer.Option("--strict", help="Exit 1 when a mode failed, mismatched or timed out.")
+        bool,
+        typer.Option("--strict",
+                     help="Exit 1 when a mode failed, mismatched, timed out or crashed."),
     ] = False,
     nproc: Annotated[
         int | None, typer.Option("--nproc", min=1, help="Run each mode on N ranks with "
                                  "torch.distributed (NCCL on CUDA, gloo on CPU); the workload "
                                  "needs make_model/make_batch/loss (workloads/ddp_mlp.py).")
+    ] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option("--resume", help="Finish a stopped run directory: run only its modes that "
+                     "did not finish, with its recorded settings (--force: even if the workload "
+                     "file or the environment changed)."),
     ] = None,
 ) -> None:
     """Profile WORKLOAD in eager / torch.compile / CUDA-graph / Triton modes and compare them."""
@@ -101,6 +127,19 @@ def profile(
         raise UsageError(f"--timing-budget-s must be >= 0, not {timing_budget_s}")
     if device not in ("auto", "cuda", "cpu"):
         raise UsageError(f"--device must be auto, cuda or cpu, not {device!r}")
+    plan = None
+    if resume is not None:
+        plan = _resume_plan(resume, force, {
+            "WORKLOAD": workload is not None, "--modes": modes != "all", "--out": out is not None,
+            "--device": device != "auto", "--timeout": timeout != DEFAULT_TIMEOUT_S,
+            "--repeats": repeats is not None, "--warmup": warmup is not None,
+            "--min-repeat-ms": min_repeat_ms is not None,
+            "--timing-budget-s": timing_budget_s != DEFAULT_TIMING_BUDGET_S,
+            "--no-stack": not stack, "--nproc": nproc is not None,
+        })
+        workload, selected = plan.workload, list(plan.modes)
+    elif workload is None:
+        raise UsageError("give a WORKLOAD file, or --resume RUN_DIR")
     if out is not None and out.exists() and not force and (
         not out.is_dir() or any(out.iterdir())
     ):
@@ -114,6 +153,12 @@ def profile(
     if code != 0 or "error" in probe:
         raise UsageError(probe.get("error", f"probe exited with code {code}"))
     env = probe["environment"]
+    if plan is not None:
+        try:
+            run_control.check_environment(plan, env, force=force)
+        except run_control.ResumeError as exc:
+            raise UsageError(str(exc)) from None
+        device = plan.record["settings"]["device"]
     if device == "auto":
         device = "cuda" if env["cuda_available"] else "cpu"
     elif device == "cuda" and not env["cuda_available"]:
@@ -124,10 +169,13 @@ def profile(
         if (problem := nproc_problem(nproc, device, env)) is not None:
             raise UsageError(problem)
     run_dir = out or manifest.default_run_dir(probe["workload"]["name"], started)
-    try:
-        run_dir = manifest.prepare_run_dir(run_dir, force)
-    except manifest.RunDirError as exc:
-        raise OutputExistsError(str(exc)) from None
+    if plan is not None:
+        run_dir = plan.run_dir
+    else:
+        try:
+            run_dir = manifest.prepare_run_dir(run_dir, force)
+        except manifest.RunDirError as exc:
+            raise OutputExistsError(str(exc)) from None
 
     defaults = CUDA_DEFAULTS if device == "cuda" else CPU_DEFAULTS
     settings = runner.RunSettings(
@@ -144,13 +192,57 @@ def profile(
     record = manifest.new_manifest(
         probe,
         {**settings.__dict__,
-         "trace_schedule": {"wait": WAIT_STEPS, "warmup": WARMUP_STEPS, "active": ACTIVE_STEPS}},
+         "trace_schedule": {"wait": WAIT_STEPS, "warmup": WARMUP_STEPS, "active": ACTIVE_STEPS},
+         "nproc": nproc},
         started,
     )
+    if plan is None:
+        run_control.start_run(run_dir, record, selected, Path(workload))
+    else:
+        try:
+            settings = runner.RunSettings.from_manifest(plan.record["settings"])
+        except (KeyError, TypeError) as exc:
+            raise UsageError(f"{run_dir}: the manifest's settings lack {exc}") from None
+        record = plan.record
+        nproc = record["settings"].get("nproc")
+        run_control.begin_resume(plan, started.isoformat(timespec="seconds"))
     console.print(f"[bold]{probe['workload']['name']}[/]: {probe['workload']['description']}")
     console.print(f"device {device} ({env.get('gpu') or 'CPU'}), torch {env['torch']}, "
                   f"run directory {run_dir}")
-    cuda = device == "cuda"
+    try:
+        with run_control.stop_signals():
+            _run_modes(console, run_dir, record, selected, settings, probe, Path(workload),
+                       nproc)
+            report, note = write_run_report(run_dir, record)
+    except run_control.RunInterrupted as exc:
+        run_control.record_interruption(run_dir, record, exc)
+        console.print(f"{exc}; manifest: {run_dir / manifest.MANIFEST_NAME}; finish the run with "
+                      f"`traceviz profile --resume {run_dir}`", markup=False, highlight=False)
+        raise typer.Exit(exc.exit_code) from None
+    console.print(display.profile_summary(record["modes"], console.width))
+    for line in _notes(record["modes"]):
+        console.print(line, markup=False, highlight=False)
+    console.print(note)
+    console.print(f"manifest: {run_dir / manifest.MANIFEST_NAME}")
+    if report is not None:
+        console.print(f"report: {report}")
+    if strict and any(e["status"] in BAD_STATUSES for e in record["modes"].values()):
+        raise typer.Exit(1)
+
+
+def _run_modes(
+    console: Console,
+    run_dir: Path,
+    record: dict[str, Any],
+    selected: list[str],
+    settings: runner.RunSettings,
+    probe: dict[str, Any],
+    workload: Path,
+    nproc: int | None,
+) -> None:
+    """Run each selected mode, rewriting the manifest after each, then add the analyses."""
+    cuda = settings.device == "cuda"
+    env = probe["environment"]
     with display.mode_progress(console, len(selected)) as progress:
         for mode in selected:
             reason = skip_reason(mode, cuda=cuda, triton=probe["triton_importable"],
@@ -168,10 +260,10 @@ def profile(
             if nproc:
                 from traceviz.collect.distributed import run_mode_ranks
 
-                entry = run_mode_ranks(Path(workload).resolve(), mode, run_dir, settings, env,
+                entry = run_mode_ranks(workload.resolve(), mode, run_dir, settings, env,
                                        nproc, show)
             else:
-                entry = runner.run_mode(Path(workload).resolve(), mode, run_dir, settings, env,
+                entry = runner.run_mode(workload.resolve(), mode, run_dir, settings, env,
                                         show)
             record["modes"][mode] = manifest.mode_entry(**entry)
             progress.finish(entry["status"])
@@ -180,16 +272,6 @@ def profile(
     with console.status("analyzing traces…"):
         analysis.add_analysis_summaries(run_dir, record)
         manifest.write_manifest(run_dir, record)
-    report, note = write_run_report(run_dir, record)
-    console.print(display.profile_summary(record["modes"], console.width))
-    for line in _notes(record["modes"]):
-        console.print(line, markup=False, highlight=False)
-    console.print(note)
-    console.print(f"manifest: {run_dir / manifest.MANIFEST_NAME}")
-    if report is not None:
-        console.print(f"report: {report}")
-    if strict and any(e["status"] in BAD_STATUSES for e in record["modes"].values()):
-        raise typer.Exit(1)
 
 
 def write_run_report(run_dir: Path, record: dict[str, Any]) -> tuple[Path | None, str]:

@@ -10,7 +10,9 @@ report. Schema (keys are stable; a value is ``null`` where it does not apply or 
 
     {
       "schema": 2,
-      "workload": {"path", "name", "description", "has_triton_step"},
+      "workload": {"path", "name", "description", "has_triton_step",
+                   "sha256": hex digest of the workload file's bytes when the run started
+                   (``profile --resume`` refuses a changed file)},
       "environment": {"python", "torch", "triton", "cuda", "cudnn", "cuda_available", "gpu",
                       "gpu_count", "driver", "hostname", "platform", "cpu_count"},
       "created": ISO-8601 UTC time the run started,
@@ -19,7 +21,12 @@ report. Schema (keys are stable; a value is ``null`` where it does not apply or 
                    "trace_schedule": {"wait", "warmup", "active"}},
       "modes": {
         "<mode>": {
-          "status": "ok" | "failed" | "skipped" | "timeout" | "mismatch",
+          "status": "ok" | "failed" | "skipped" | "timeout" | "mismatch" | "crashed"
+                    | "interrupted" | "pending",
+                    -- crashed: the child was killed by a signal ("killed by SIGSEGV");
+                    interrupted: the run was stopped (SIGINT / SIGTERM) before this mode
+                    finished; pending: not reached yet (left so only when the parent itself
+                    was killed outright); see :mod:`traceviz.collect.run_control`,
           "reason": why it is not ok (null when ok),
           "first_call_s": seconds of the first call (compile / capture included),
           "timing": {"median_ms", "p10_ms", "p90_ms", "repeats", "iters_per_repeat",
@@ -46,7 +53,9 @@ report. Schema (keys are stable; a value is ``null`` where it does not apply or 
           "log": "logs/<mode>.log"
         }
       },
-      "report": path of the comparison report in the run dir, or null
+      "report": path of the comparison report in the run dir, or null,
+      "resumed": [{"at": ISO-8601 UTC time, "modes": [modes run again]}, ...]
+                 -- one item per ``profile --resume`` (absent if never resumed)
     }
 """
 
@@ -57,6 +66,8 @@ import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from traceviz.atomic import write_text_atomic
 
 SCHEMA_VERSION = 2
 MANIFEST_NAME = "manifest.json"
@@ -136,11 +147,9 @@ def new_manifest(
 
 def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> Path:
     """Write ``manifest.json`` atomically; return its path."""
-    path = run_dir / MANIFEST_NAME
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_text_atomic(
+        run_dir / MANIFEST_NAME, json.dumps(manifest, indent=2, default=str) + "\n"
+    )
 
 
 def read_manifest(run_dir: Path) -> dict[str, Any]:

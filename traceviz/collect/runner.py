@@ -1,12 +1,18 @@
 """Parent side of a profile run: each mode in its own child process, with a timeout.
 
 A crash, hang or CUDA error in one mode costs only that mode: the child's result file (or, when
-it left none, its exit code and last log lines) becomes the mode's manifest entry. The child's
-stdout/stderr go to ``logs/<mode>.log`` in the run directory; its phase lines drive ``on_phase``.
+it left none, its exit code and last log lines) becomes the mode's manifest entry. A child that
+hangs past the timeout is ``timeout``; one killed by a signal (a segfault, the OOM killer) is
+``crashed`` with ``reason`` "killed by SIGSEGV during '<phase>'". When the parent itself is
+interrupted (:class:`~traceviz.collect.run_control.RunInterrupted`, or ``KeyboardInterrupt``),
+the child's whole process group is killed before the exception goes on, so no child outlives
+the run. The child's stdout/stderr go to ``logs/<mode>.log`` in the run directory; its phase
+lines drive ``on_phase``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -15,13 +21,15 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from traceviz.atomic import write_bytes_atomic
 from traceviz.collect.child import PHASE_PREFIX
 from traceviz.collect.diagnostics import TORCH_LOGS, parse_compile_log
 from traceviz.collect.mode_names import COMPILE_MODES
+from traceviz.collect.run_control import RunInterrupted
 
 #: Lines of a log kept in a failure reason when the child wrote no result.
 REASON_LOG_LINES = 8
@@ -42,6 +50,16 @@ class RunSettings:
     check_steps: int
     timing_budget_s: float = 30.0  # paired timing against the baseline, per mode; 0: off
     with_stack: bool = True  # record Python stacks in the profiled run
+
+    @classmethod
+    def from_manifest(cls, settings: dict[str, Any]) -> RunSettings:
+        """The settings a manifest's ``settings`` recorded (extra keys are ignored; fields an
+        older manifest lacks take their defaults when they have one).
+
+        Raises ``KeyError`` naming the first required field the manifest lacks.
+        """
+        return cls(**{f.name: settings[f.name] for f in fields(cls)
+                      if f.name in settings or f.default is MISSING})
 
     def child_settings(self, environment: dict[str, Any]) -> dict[str, Any]:
         """The JSON settings a child reads (the environment goes into trace metadata)."""
@@ -86,6 +104,21 @@ def run_probe(workload: Path, out: Path, timeout_s: float) -> tuple[int, dict[st
     return proc.returncode or 1, {"error": f"probe exited with code {proc.returncode}: {tail}"}
 
 
+def signal_name(signum: int) -> str:
+    """``SIGSEGV`` for 11; ``signal 99`` for a number without a name."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _kill_session(proc: subprocess.Popen[str]) -> None:
+    """SIGKILL the child's whole session (compile workers too) and reap the child."""
+    with contextlib.suppress(ProcessLookupError):  # the whole group is already gone
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
 def _pump(stream: Any, log: Any, on_phase: Callable[[str], None], last: dict[str, str]) -> None:
     for line in stream:
         if line.startswith(PHASE_PREFIX):
@@ -101,7 +134,7 @@ def _trim_log(path: Path) -> None:
         with path.open("rb") as fh:
             fh.seek(size - MAX_LOG_BYTES)
             tail = fh.read()
-        path.write_bytes(b"[... log cut to its last %d bytes ...]\n" % MAX_LOG_BYTES + tail)
+        write_bytes_atomic(path, b"[... log cut to its last %d bytes ...]\n" % MAX_LOG_BYTES + tail)
 
 
 def run_mode(
@@ -139,8 +172,14 @@ def run_mode(
             proc.wait(timeout=settings.timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)  # the child's whole session, compile workers too
-            proc.wait()
+            _kill_session(proc)
+        except BaseException as exc:  # the parent is stopping: the child goes with it
+            _kill_session(proc)
+            pump.join()
+            result_path.unlink(missing_ok=True)
+            if isinstance(exc, RunInterrupted):
+                exc.during(mode, last["phase"], time.monotonic() - begin)
+            raise
         pump.join()
     _trim_log(log_path)
     wall_s = time.monotonic() - begin
@@ -152,6 +191,15 @@ def run_mode(
             f"'{last['phase']}'",
         }
         if result_path.exists():  # a result from before the hang, kept for its numbers
+            entry = {**json.loads(result_path.read_text(encoding="utf-8")), **entry}
+    elif proc.returncode < 0:
+        tail = "\n".join(log_text.strip().splitlines()[-REASON_LOG_LINES:])
+        entry = {
+            "status": "crashed",
+            "reason": f"killed by {signal_name(-proc.returncode)} during '{last['phase']}'; "
+            f"log tail:\n{tail}",
+        }
+        if result_path.exists():  # written before the signal: kept for its numbers
             entry = {**json.loads(result_path.read_text(encoding="utf-8")), **entry}
     elif result_path.exists():
         entry = json.loads(result_path.read_text(encoding="utf-8"))

@@ -4,8 +4,11 @@
 the exported file holds ``ProfilerStep#<wait+warmup> .. #<wait+warmup+active-1>``. The warm-up
 steps start CUPTI before the recorded ones, and each child runs exactly one profiler session
 (CUPTI before CUDA 13.1u1 mislabels graph-launch correlations in later sessions). The trace is
-stamped with ``add_metadata_json("traceviz", ...)`` while the profiler records. After export the
-trace is read back and checked: a CUDA run whose trace holds no GPU activity fails with a hint.
+stamped with ``add_metadata_json("traceviz", ...)`` while the profiler records. The profiler
+exports to a temporary name in the run directory (:mod:`traceviz.atomic`); the file is read back
+(complete gzip stream, valid JSON) and only then renamed to its final name, so a child killed or
+failing mid-export leaves no half-written trace. A CUDA run whose trace holds no GPU activity
+fails with a hint.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from traceviz.atomic import atomic_path
 
 WAIT_STEPS = 1
 WARMUP_STEPS = 2
@@ -41,8 +46,24 @@ class TraceCheck:
     gpu_activities: int
 
 
+#: Checks already made, by file identity (device, inode, size, mtime in ns): a rename keeps
+#: all four, so the check made before a trace is renamed into place is not read again after.
+_CHECKED: dict[tuple[int, int, int, int], TraceCheck] = {}
+
+
+def _identity(path: Path) -> tuple[int, int, int, int]:
+    st = path.stat()
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def check_trace(path: Path) -> TraceCheck:
-    """Count ``ProfilerStep#`` annotations and GPU activity events in a gzipped trace."""
+    """Count ``ProfilerStep#`` annotations and GPU activity events in a gzipped trace.
+
+    Raises ``OSError`` / ``EOFError`` / ``ValueError`` for a truncated or corrupt file.
+    """
+    key = _identity(path)
+    if key in _CHECKED:
+        return _CHECKED[key]
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         events = json.load(fh).get("traceEvents", [])
     steps = 0
@@ -55,7 +76,8 @@ def check_trace(path: Path) -> TraceCheck:
             gpu += 1
         elif cat == "user_annotation" and str(ev.get("name", "")).startswith("ProfilerStep#"):
             steps += 1
-    return TraceCheck(steps=steps, gpu_activities=gpu)
+    _CHECKED[key] = TraceCheck(steps=steps, gpu_activities=gpu)
+    return _CHECKED[key]
 
 
 def profile_steps(
@@ -67,6 +89,8 @@ def profile_steps(
     with_stack: bool = False,
 ) -> float:
     """Trace ``ACTIVE_STEPS`` steady-state steps of ``call`` to ``trace_path`` (gzip).
+
+    The trace appears at ``trace_path`` only complete and checked (:func:`check_trace`).
 
     Returns the mean wall time per active step under the profiler, in milliseconds (CUDA events
     around the active window on CUDA, so no synchronisation lands inside a traced step).
@@ -85,30 +109,32 @@ def profile_steps(
         end_ev = torch.cuda.Event(enable_timing=True)
     stamped = False
     begin_ns = end_ns = 0
-    with profile(
-        activities=activities,
-        schedule=schedule(wait=WAIT_STEPS, warmup=WARMUP_STEPS, active=ACTIVE_STEPS, repeat=1),
-        on_trace_ready=lambda p: p.export_chrome_trace(str(trace_path)),
-        record_shapes=False,
-        with_stack=with_stack,
-    ) as prof:
-        for i in range(total):
-            if i == first_active:
-                if cuda:
-                    begin_ev.record()
-                begin_ns = time.perf_counter_ns()
-            if not stamped and prof.current_action in (
-                ProfilerAction.RECORD,
-                ProfilerAction.RECORD_AND_SAVE,
-            ):
-                prof.add_metadata_json("traceviz", json.dumps(metadata))
-                stamped = True
-            call()
-            if i == total - 1:
-                if cuda:
-                    end_ev.record()
-                end_ns = time.perf_counter_ns()
-            prof.step()
+    with atomic_path(trace_path) as partial:
+        with profile(
+            activities=activities,
+            schedule=schedule(wait=WAIT_STEPS, warmup=WARMUP_STEPS, active=ACTIVE_STEPS, repeat=1),
+            on_trace_ready=lambda p: p.export_chrome_trace(str(partial)),
+            record_shapes=False,
+            with_stack=with_stack,
+        ) as prof:
+            for i in range(total):
+                if i == first_active:
+                    if cuda:
+                        begin_ev.record()
+                    begin_ns = time.perf_counter_ns()
+                if not stamped and prof.current_action in (
+                    ProfilerAction.RECORD,
+                    ProfilerAction.RECORD_AND_SAVE,
+                ):
+                    prof.add_metadata_json("traceviz", json.dumps(metadata))
+                    stamped = True
+                call()
+                if i == total - 1:
+                    if cuda:
+                        end_ev.record()
+                    end_ns = time.perf_counter_ns()
+                prof.step()
+        check_trace(partial)  # complete and readable before it takes its final name
     if cuda:
         end_ev.synchronize()
         return begin_ev.elapsed_time(end_ev) / ACTIVE_STEPS

@@ -6,6 +6,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from traceviz.atomic import PARTIAL_MARK
 from traceviz.errors import OutputExistsError
 
 
@@ -23,7 +24,7 @@ def write_atomic(path: Path | str, data: str | bytes, *, force: bool = False) ->
     parent = path.parent
     parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}{PARTIAL_MARK}", suffix=".tmp", dir=parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
