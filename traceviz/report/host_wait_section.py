@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from traceviz.analyze.host_wait import (
-    MIN_PHRASE_SHARE,
-    UMBRELLA_SHARE,
     HostWaitSources,
     SourceRow,
+    display_name,
+    informative_sources,
     top_rows,
 )
 from traceviz.report.units import share, us
@@ -100,7 +100,7 @@ def top_table_rows(h: HostWaitSources) -> list[tuple[str, str, str, str, str]]:
     """Top sources by inclusive host wait: (source, inclusive µs, share, self µs, gaps)."""
     t = h.table()
     self_ns = {r.source: r.host_wait_ns for r in t.self}
-    return [(r.source, f"{r.host_wait_ns / 1000:,.1f}", _pct(r.share),
+    return [(display_name(r.source), f"{r.host_wait_ns / 1000:,.1f}", _pct(r.share),
              f"{self_ns.get(r.source, 0) / 1000:,.1f}", f"{r.gaps:,}")
             for r in t.inclusive[:TABLE_ROWS]]
 
@@ -109,18 +109,18 @@ COLUMNS = ("source", "inclusive µs", "share", "self µs", "gaps")
 
 
 def summary_sentence(h: HostWaitSources, cpu_bound_share: float | None) -> str | None:
-    """"86% CPU-bound: 31% of it in `A`, 18% in `B`, …" — the largest inclusive sources that
-    are not umbrellas (≥ 90% of the wait) and hold at least 10% of it."""
-    t = h.table()
-    if t.total_ns <= 0 or cpu_bound_share is None:
+    """"86% CPU-bound: 31% of it in `A`, 18% in `B`, …" — the largest informative sources
+    (:func:`~traceviz.analyze.host_wait.informative_sources`: the deepest call paths holding
+    at least 10% of the host wait), by their display names."""
+    total = h.total_ns
+    if total <= 0 or cpu_bound_share is None:
         return None
-    named = [r for r in t.inclusive
-             if r.share is not None and MIN_PHRASE_SHARE <= r.share < UMBRELLA_SHARE]
+    named = informative_sources(h)[:SUMMARY_SOURCES]
     head = f"{_pct(cpu_bound_share)} CPU-bound"
     if not named:
         return head
-    parts = [f"{_pct(r.share)} {'of it ' if i == 0 else ''}in `{r.source}`"
-             for i, r in enumerate(named[:SUMMARY_SOURCES])]
+    parts = [f"{_pct(ns / total)} {'of it ' if i == 0 else ''}in `{display_name(source)}`"
+             for i, (source, ns) in enumerate(named)]
     return f"{head}: " + ", ".join(parts)
 
 
@@ -146,12 +146,15 @@ def icicle(h: HostWaitSources) -> go.Figure:
     ids = [f"p{i}" for i in range(len(inc))]
     fig = go.Figure(go.Icicle(
         ids=[ids[i] for i in range(len(inc)) if keep[i]],
-        labels=[html.escape(h.sources[h.path_source[i]]) for i in range(len(inc)) if keep[i]],
+        labels=[html.escape(display_name(h.sources[h.path_source[i]]))
+                for i in range(len(inc)) if keep[i]],
+        customdata=[html.escape(h.sources[h.path_source[i]])
+                    for i in range(len(inc)) if keep[i]],
         parents=[ids[h.path_parent[i]] if h.path_parent[i] >= 0 else ""
                  for i in range(len(inc)) if keep[i]],
         values=[inc[i] / 1000 for i in range(len(inc)) if keep[i]],
         branchvalues="total",
-        hovertemplate="%{label}<br>%{value:,.1f} µs<br>%{percentRoot:.1%} of host wait"
+        hovertemplate="%{customdata}<br>%{value:,.1f} µs<br>%{percentRoot:.1%} of host wait"
                       "<extra></extra>",
         tiling={"orientation": "v"},
     ))
