@@ -348,15 +348,16 @@ _FRAME = re.compile(r"^(?P<path>.+?)\((?P<line>\d+)\): (?P<func>.*)$")
 #: ``<built-in method NAME of TYPE object>``: the type is often a long pybind11 record name.
 _BUILTIN_METHOD = re.compile(r"^<built-in method (?P<name>\S*) of .+>$")
 #: Longest file stem shown (generated inductor modules are named by a 52-char hash).
-_MAX_STEM = 16
+_MAX_STEM = 24
 
 
 def display_name(source: str) -> str:
     """Short form of a source label for tables, figures and sentences; the label itself (JSON,
     comparisons) is unchanged. Per part of a ``region › name`` label: a Python frame keeps its
     file name and line (``/work/main/workloads/train_step.py(30): step`` →
-    ``train_step.py(30): step``; a stem over 16 characters is cut to 15 and ``…``), a
-    built-in method drops its type (``<built-in method add_>``); other names are kept."""
+    ``train_step.py(30): step``; a stem over 24 characters is cut to 23 and ``…``), a
+    built-in method drops its type (``<built-in method add_>``, ``<built-in method (unnamed)>``
+    for an empty name); other names are kept."""
     return IN_REGION.join(_display_part(p) for p in source.split(IN_REGION))
 
 
@@ -370,7 +371,7 @@ def _display_part(name: str) -> str:
             stem = stem[:_MAX_STEM - 1] + "…"
         return f"{stem}{dot}{ext}({m['line']}): {m['func']}"
     if m := _BUILTIN_METHOD.match(name):
-        return f"<built-in method {m['name']}>"
+        return f"<built-in method {m['name'] or '(unnamed)'}>"
     return name
 
 
@@ -732,6 +733,15 @@ def _mean_self(h: HostWaitSources, steps: np.ndarray) -> dict[str, float]:
     return {h.sources[i]: int(out[i]) / len(steps) for i in np.flatnonzero(out)}
 
 
+def _baseline_value(base: dict[str, float], source: str) -> float:
+    """The baseline's value of ``source``; when the baseline has no such label, that of the
+    label's last part (``Torch-Compiled Region: 2/0 › f.py(36): opt`` is the same code as
+    ``f.py(36): opt`` in an eager baseline); 0 when it has neither."""
+    if source in base:
+        return base[source]
+    return base.get(source.rsplit(IN_REGION, 1)[-1], 0.0)
+
+
 def host_wait_shift(mode: str, sources: HostWaitSources, step_period_ns: list[int],
                     baseline: str, base_sources: HostWaitSources,
                     base_step_period_ns: list[int]) -> HostWaitShift:
@@ -752,5 +762,6 @@ def host_wait_shift(mode: str, sources: HostWaitSources, step_period_ns: list[in
     return HostWaitShift(
         mode=mode, baseline=baseline, baseline_ns=b_total, mode_ns=m_total,
         grew=tuple(grew[:TOP_CHANGES]), shrank=tuple(shrank[:TOP_CHANGES]),
-        top=tuple(SourceChange(s, b_inc.get(s, 0.0), m_inc[s]) for s in below[:PHRASE_SOURCES]),
+        top=tuple(SourceChange(s, _baseline_value(b_inc, s), m_inc[s])
+                  for s in below[:PHRASE_SOURCES]),
     )
