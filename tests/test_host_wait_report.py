@@ -57,11 +57,11 @@ def test_json_has_trace_and_step_tables_top_20_plus_the_rest(tmp_path: Path) -> 
     assert {r["source"]: (r["host_wait_us"], r["gaps"]) for r in step}["train_step"] == (100, 1)
 
 
-def test_summary_sentence_skips_umbrellas_and_small_sources(tmp_path: Path) -> None:
+def test_summary_sentence_skips_wrappers_and_small_sources(tmp_path: Path) -> None:
     _, a = umbrella_trace(tmp_path / "t.json")
     assert a.host_wait_sources is not None
     s = summary_sentence(a.host_wait_sources, a.totals.cpu_bound_share)
-    # train_step holds 100% (an umbrella); tiny (5%), the script op (4%) and the tail (1%) < 10%.
+    # train_step (100%) has callees with >= 10%; tiny (5%), the script op (4%), the tail (1%) < 10%.
     assert s == f"{100 * a.totals.cpu_bound_share:.0f}% CPU-bound: 40% of it in `opt`, 30% in `fwd`"
 
 

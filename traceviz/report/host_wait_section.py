@@ -36,6 +36,8 @@ TABLE_ROWS = 10
 SUMMARY_SOURCES = 3
 #: Call paths below this share of the trace's host wait are left out of the icicle.
 MIN_PATH_SHARE = 0.001
+#: Levels of the icicle shown at once (click a box to zoom into deeper ones).
+ICICLE_LEVELS = 10
 
 
 def _rows(rows: tuple[SourceRow, ...], total_ns: int) -> list[dict[str, Any]]:
@@ -138,7 +140,8 @@ def text_table(h: HostWaitSources) -> RichTable:
 
 
 def icicle(h: HostWaitSources) -> go.Figure:
-    """Icicle of inclusive host wait by call path (µs), root at the top."""
+    """Icicle of inclusive host wait by call path (µs), root at the top; boxes show display
+    names, the hover the full label; ``ICICLE_LEVELS`` levels at once."""
     import plotly.graph_objects as go
 
     inc = h.path_inclusive_ns()
@@ -157,6 +160,7 @@ def icicle(h: HostWaitSources) -> go.Figure:
         hovertemplate="%{customdata}<br>%{value:,.1f} µs<br>%{percentRoot:.1%} of host wait"
                       "<extra></extra>",
         tiling={"orientation": "v"},
+        maxdepth=ICICLE_LEVELS,
     ))
     fig.update_layout(title="Host wait by call path (inclusive µs, whole trace)", height=520,
                       margin={"l": 10, "r": 10, "t": 50, "b": 10})
