@@ -117,3 +117,26 @@ def test_tables_show_display_names_and_json_keeps_the_label(tmp_path: Path) -> N
     assert top_table_rows(h)[0][0] == "train_step.py(30): step"
     assert host_wait_json(h)["trace"]["inclusive"][0]["source"] == (
         "/abs/dir/workloads/train_step.py(30): step")
+
+
+@pytest.mark.parametrize(("step_ns", "noted"), [(400, True), (399, False)])
+def test_section_notes_the_profiler_step_call_from_one_percent(
+        tmp_path: Path, step_ns: int, noted: bool) -> None:
+    import traceviz
+    from traceviz.analyze.host_wait import profiler_step_ns
+    from traceviz.report.host_wait_section import host_wait_section
+
+    # One gap of 40 µs (10–50): the profiler's step() call takes `step_ns` of it (1 % = 400).
+    b = TraceBuilder()
+    b.step(1, 0, 1_000_000)
+    b.kernel(launch_ts=1_000, ts=3_000, dur=7_000)
+    b.cpu_op("/venv/torch/profiler/profiler.py(884): step", 20_000, step_ns,
+             cat="python_function")
+    b.kernel(launch_ts=49_000, launch_dur=500, ts=50_000, dur=1_000)
+    trace = traceviz.load(b.write(tmp_path / "t.json"))
+    a = traceviz.analyze(trace)
+    assert a.host_wait_sources is not None
+    assert profiler_step_ns(a.host_wait_sources) == step_ns
+    section = host_wait_section(a)
+    assert section is not None
+    assert ("profiler's own step() call" in section.intro) is noted

@@ -632,6 +632,19 @@ def _to_global(glob: np.ndarray, pos: np.ndarray) -> np.ndarray:
     return np.where(pos >= 0, glob[np.maximum(pos, 0)], -1)
 
 
+#: The profiler's own ``step()`` frame (``torch/profiler/profiler.py(884): step``), called
+#: between steps by the loop that drives the profiler: measurement overhead.
+PROFILER_STEP_FRAME = re.compile(r"(^|[/\\])torch[/\\]profiler[/\\]profiler\.py\(\d+\): step$")
+
+
+def profiler_step_ns(h: HostWaitSources) -> int:
+    """Inclusive host wait (ns, whole trace) in the profiler's ``step()`` frames: the sum of
+    the inclusive rows whose label matches :data:`PROFILER_STEP_FRAME` (one frame per line
+    number; they do not nest)."""
+    return sum(r.host_wait_ns for r in h.table().inclusive
+               if PROFILER_STEP_FRAME.search(r.source))
+
+
 def nesting_health(sources: HostWaitSources) -> tuple[HealthWarning, ...]:
     """``improperly_nested_cpu_events`` when some CPU events ended after their parent."""
     n = sources.improperly_nested

@@ -17,6 +17,7 @@ from traceviz.analyze.host_wait import (
     SourceRow,
     display_name,
     informative_sources,
+    profiler_step_ns,
     top_rows,
 )
 from traceviz.report.units import share, us
@@ -36,6 +37,8 @@ TABLE_ROWS = 10
 SUMMARY_SOURCES = 3
 #: Call paths below this share of the trace's host wait are left out of the icicle.
 MIN_PATH_SHARE = 0.001
+#: Share of the host wait in the profiler's step() above which the section notes it.
+PROFILER_NOTE_SHARE = 0.01
 #: Levels of the icicle shown at once (click a box to zoom into deeper ones).
 ICICLE_LEVELS = 10
 
@@ -181,6 +184,10 @@ def host_wait_section(analysis: Analysis) -> Section | None:
     if h.improperly_nested:
         notes.append(f"{h.improperly_nested:,} CPU events ended after their parent and were "
                      "clamped to it.")
+    overhead = profiler_step_ns(h) / h.total_ns
+    if overhead >= PROFILER_NOTE_SHARE:
+        notes.append(f"{_pct(overhead)} of the host wait is in the profiler's own step() call "
+                     "between steps (measurement overhead, absent from unprofiled runs).")
     return Section(
         "host-wait", "Why the GPU waited: host wait by CPU source",
         "Each host-wait and sync-wait gap, up to the start of the launch call that ends it, is "
