@@ -723,14 +723,21 @@ class HostWaitShift:
     def phrase(self) -> str:
         """One clause for a verdict explanation, in ms/step, e.g. "host + sync wait 1.77 → 1.72
         ms/step; 1.07 ms/step in `Torch-Compiled Region: 0/0` (baseline 0.00), …". A source
-        "stays" when its inclusive time moved by at most 10 % of its value in the mode."""
-        out = f"host + sync wait {self.baseline_ns / 1e6:.2f} → {self.mode_ns / 1e6:.2f} ms/step"
+        "stays" when its inclusive time moved by at most 10 % of its value in the mode. Values
+        under 0.1 ms keep 2 significant digits (0.0042), others 2 decimals."""
+        out = f"host + sync wait {_ms(self.baseline_ns)} → {_ms(self.mode_ns)} ms/step"
         parts = []
         for c in self.top:
             verb = "stays in" if abs(c.delta_ns) <= 0.1 * c.mode_ns else "in"
-            parts.append(f"{c.mode_ns / 1e6:.2f} ms/step {verb} `{display_name(c.source)}` "
-                         f"(baseline {c.baseline_ns / 1e6:.2f})")
+            parts.append(f"{_ms(c.mode_ns)} ms/step {verb} `{display_name(c.source)}` "
+                         f"(baseline {_ms(c.baseline_ns)})")
         return out + ("; " + ", ".join(parts) if parts else "")
+
+
+def _ms(ns: float) -> str:
+    """ns as ms: 2 decimals, or 2 significant digits under 0.1 ms (so 4.2 µs is not 0.00)."""
+    v = ns / 1e6
+    return f"{v:.2g}" if 0 < abs(v) < 0.1 else f"{v:.2f}"
 
 
 def _gpu_steps(step_period_ns: list[int]) -> np.ndarray:
