@@ -17,7 +17,7 @@ from traceviz.report.model import build_trace_report
 from traceviz.report.text import render_text
 
 
-def umbrella_trace(path: Path, extra_ops: int = 0) -> tuple[traceviz.Trace, traceviz.Analysis]:
+def wrapper_trace(path: Path, extra_ops: int = 0) -> tuple[traceviz.Trace, traceviz.Analysis]:
     """One gap of 100 µs (10–110), all inside `train_step` (10–110): `fwd` 30 µs, `opt` 40 µs,
     `tiny` 5 µs, `<script>x</script>` 4 µs, 20 µs in train_step itself, 1 µs launch tail; plus
     `extra_ops` ops of 10 ns, each followed by its own launch (gaps of their own)."""
@@ -40,7 +40,7 @@ def umbrella_trace(path: Path, extra_ops: int = 0) -> tuple[traceviz.Trace, trac
 
 
 def test_json_has_trace_and_step_tables_top_20_plus_the_rest(tmp_path: Path) -> None:
-    trace, a = umbrella_trace(tmp_path / "t.json", extra_ops=25)
+    trace, a = wrapper_trace(tmp_path / "t.json", extra_ops=25)
     doc = json.loads(json.dumps(analysis_to_dict(trace, a)))
     hw = doc["host_wait_sources"]
     assert set(hw) == {"trace", "steps"} and set(hw["trace"]) == {"inclusive", "self"}
@@ -57,16 +57,16 @@ def test_json_has_trace_and_step_tables_top_20_plus_the_rest(tmp_path: Path) -> 
     assert {r["source"]: (r["host_wait_us"], r["gaps"]) for r in step}["train_step"] == (100, 1)
 
 
-def test_summary_sentence_skips_umbrellas_and_small_sources(tmp_path: Path) -> None:
-    _, a = umbrella_trace(tmp_path / "t.json")
+def test_summary_sentence_skips_wrappers_and_small_sources(tmp_path: Path) -> None:
+    _, a = wrapper_trace(tmp_path / "t.json")
     assert a.host_wait_sources is not None
     s = summary_sentence(a.host_wait_sources, a.totals.cpu_bound_share)
-    # train_step holds 100% (an umbrella); tiny (5%), the script op (4%) and the tail (1%) < 10%.
+    # train_step (100%) has callees with >= 10%; tiny (5%), the script op (4%), the tail (1%) < 10%.
     assert s == f"{100 * a.totals.cpu_bound_share:.0f}% CPU-bound: 40% of it in `opt`, 30% in `fwd`"
 
 
 def test_markdown_text_and_html_show_the_sources(tmp_path: Path) -> None:
-    trace, a = umbrella_trace(tmp_path / "t.json", extra_ops=25)
+    trace, a = wrapper_trace(tmp_path / "t.json", extra_ops=25)
     report = build_trace_report(trace, a)
     md = render_markdown(report)
     assert "### Why the GPU waited: host wait by CPU source" in md

@@ -6,8 +6,9 @@ launch call of the activity ending the gap, on that call's thread:
 
 * the **waiting window** ``[gap start, min(launch start, gap end))``: at each instant the source
   is the chain of CPU events open on the launch thread (``user_annotation``, ``cpu_op``,
-  ``python_function``, runtime/driver calls; ``ProfilerStep#N`` excluded); no open event →
-  ``(python / untraced)``;
+  ``python_function``, runtime/driver calls) below the step marker: ``ProfilerStep#N`` and
+  every *step ancestor* (an event enclosing a step marker of its thread, such as the harness's
+  Python frames around the profiled loop) are excluded; no open event → ``(python / untraced)``;
 * the **launch tail** ``[min(launch start, gap end), gap end)``: the launch call had started but
   the activity had not; attributed to the chain open at the launch call's start (normally the
   launch call itself, under its callers).
@@ -24,6 +25,7 @@ those intervals by ``searchsorted``. Python loops run over threads and nesting d
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -190,6 +192,10 @@ def _events(trace: Trace, thread_of: dict[tuple[int, int], int]) -> _Events:
     rank_lut = np.full(max(Category) + 1, _RANK[Category.CPU_OP], np.int8)
     for cat, r in _RANK.items():
         rank_lut[cat] = r
+    is_marker = ~keep_c
+    markers = (_thread_ids(cpu["pid"].to_numpy()[is_marker], cpu["tid"].to_numpy()[is_marker],
+                           thread_of),
+               cpu["ts_ns"].to_numpy()[is_marker], cpu["end_ns"].to_numpy()[is_marker])
     parts = []
     for table, keep, rank in (
         (cpu, keep_c, rank_lut[c_cat.astype(np.int64)] if len(cpu) else np.zeros(0, np.int8)),
@@ -200,10 +206,31 @@ def _events(trace: Trace, thread_of: dict[tuple[int, int], int]) -> _Events:
         th = _thread_ids(pid, tid, thread_of)
         start = table["ts_ns"].to_numpy()[keep]
         end = table["end_ns"].to_numpy()[keep]
-        ok = (th >= 0) & (end > start)
+        ok = (th >= 0) & (end > start) & ~_encloses_step(th, start, end, *markers)
         parts.append((th[ok], start[ok], end[ok], rank[keep][ok],
                       table["name"].cat.codes.to_numpy().astype(np.int64)[keep][ok]))
     return _Events(*(np.concatenate([p[i] for p in parts]) for i in range(5)))
+
+
+def _encloses_step(thread: np.ndarray, start: np.ndarray, end: np.ndarray,
+                   m_thread: np.ndarray, m_start: np.ndarray, m_end: np.ndarray) -> np.ndarray:
+    """Mask of the events that are **step ancestors**: they enclose at least one step marker of
+    their thread (``start ≤ marker start`` and ``end ≥ marker end``, equal bounds included).
+
+    Per thread, with markers sorted by start: the markers starting at or after an event's
+    start are a suffix, and one of them ends by the event's end iff the suffix's smallest end
+    does (a suffix minimum, so markers need not be disjoint).
+    """
+    out = np.zeros(len(start), bool)
+    for k in np.unique(m_thread[m_thread >= 0]).tolist():
+        o = np.argsort(m_start[m_thread == k], kind="stable")
+        ms, me = m_start[m_thread == k][o], m_end[m_thread == k][o]
+        suffix_min_end = np.minimum.accumulate(me[::-1])[::-1]
+        at = np.flatnonzero(thread == k)
+        j = np.searchsorted(ms, start[at], side="left")  # first marker starting at or after
+        found = j < len(ms)
+        out[at[found]] = suffix_min_end[j[found]] <= end[at[found]]
+    return out
 
 
 def _thread_ids(pid: np.ndarray, tid: np.ndarray, thread_of: dict[tuple[int, int], int]
@@ -302,11 +329,49 @@ def _at(nest: _Nesting, t: np.ndarray) -> np.ndarray:
 # --- labels ----------------------------------------------------------------------------------
 
 
+#: `` at 0x7eff10006e40`` in ``<built-in method add_ of Tensor object at 0x…>``: an object
+#: address, different in every run, so it is dropped from the source name.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+(?=>$)")
+
+
 def _short(name: str) -> str:
-    """``## Call CompiledFxGraph fxyz… ##`` → ``CompiledFxGraph fxyz…`` (first 8 chars)."""
+    """``## Call CompiledFxGraph fxyz… ##`` → ``CompiledFxGraph fxyz…`` (first 8 chars); object
+    addresses dropped from Python built-in frames (so sources match across runs)."""
     if name.startswith(COMPILED_FX_GRAPH_PREFIX):
         h = name[len(COMPILED_FX_GRAPH_PREFIX):].strip(" #")
         return f"CompiledFxGraph {h[:8]}" if h else "CompiledFxGraph"
+    return _ADDRESS.sub("", name)
+
+
+#: A Python frame as the profiler names it: ``path/to/file.py(LINE): function``.
+_FRAME = re.compile(r"^(?P<path>.+?)\((?P<line>\d+)\): (?P<func>.*)$")
+#: ``<built-in method NAME of TYPE object>``: the type is often a long pybind11 record name.
+_BUILTIN_METHOD = re.compile(r"^<built-in method (?P<name>\S*) of .+>$")
+#: Longest file stem shown (generated inductor modules are named by a 52-char hash).
+_MAX_STEM = 24
+
+
+def display_name(source: str) -> str:
+    """Short form of a source label for tables, figures and sentences; the label itself (JSON,
+    comparisons) is unchanged. Per part of a ``region › name`` label: a Python frame keeps its
+    file name and line (``/work/main/workloads/train_step.py(30): step`` →
+    ``train_step.py(30): step``; a stem over 24 characters is cut to 23 and ``…``), a
+    built-in method drops its type (``<built-in method add_>``, ``<built-in method (unnamed)>``
+    for an empty name); other names are kept."""
+    return IN_REGION.join(_display_part(p) for p in source.split(IN_REGION))
+
+
+def _display_part(name: str) -> str:
+    if m := _FRAME.match(name):
+        file = m["path"].replace("\\", "/").rsplit("/", 1)[-1]
+        stem, dot, ext = file.rpartition(".")
+        if not dot:
+            stem, ext = file, ""
+        if len(stem) > _MAX_STEM:
+            stem = stem[:_MAX_STEM - 1] + "…"
+        return f"{stem}{dot}{ext}({m['line']}): {m['func']}"
+    if m := _BUILTIN_METHOD.match(name):
+        return f"<built-in method {m['name'] or '(unnamed)'}>"
     return name
 
 
@@ -567,6 +632,19 @@ def _to_global(glob: np.ndarray, pos: np.ndarray) -> np.ndarray:
     return np.where(pos >= 0, glob[np.maximum(pos, 0)], -1)
 
 
+#: The profiler's own ``step()`` frame (``torch/profiler/profiler.py(884): step``), called
+#: between steps by the loop that drives the profiler: measurement overhead.
+PROFILER_STEP_FRAME = re.compile(r"(^|[/\\])torch[/\\]profiler[/\\]profiler\.py\(\d+\): step$")
+
+
+def profiler_step_ns(h: HostWaitSources) -> int:
+    """Inclusive host wait (ns, whole trace) in the profiler's ``step()`` frames: the sum of
+    the inclusive rows whose label matches :data:`PROFILER_STEP_FRAME` (one frame per line
+    number; they do not nest)."""
+    return sum(r.host_wait_ns for r in h.table().inclusive
+               if PROFILER_STEP_FRAME.search(r.source))
+
+
 def nesting_health(sources: HostWaitSources) -> tuple[HealthWarning, ...]:
     """``improperly_nested_cpu_events`` when some CPU events ended after their parent."""
     n = sources.improperly_nested
@@ -580,14 +658,40 @@ def nesting_health(sources: HostWaitSources) -> tuple[HealthWarning, ...]:
 
 # --- comparison against a baseline ---------------------------------------------------------
 
-#: Sources holding at least this share of a mode's host wait are umbrellas (a wrapper around
-#: the whole step): the explanation phrase names the largest source below it instead.
-UMBRELLA_SHARE = 0.9
 #: Sources listed each way (grew / shrank).
 TOP_CHANGES = 5
-#: Sources named in the explanation phrase, each holding at least MIN_PHRASE_SHARE of it.
+#: Sources named in the explanation phrase (the largest informative ones).
 PHRASE_SOURCES = 2
+#: Share of the trace's host wait a call path must hold to be named (informative sources).
 MIN_PHRASE_SHARE = 0.1
+
+
+def informative_sources(h: HostWaitSources, min_share: float = MIN_PHRASE_SHARE
+                        ) -> tuple[tuple[str, int], ...]:
+    """The deepest call paths that still hold a large share of the trace's host wait, summed
+    by source: ``(source, ns)``, largest first (then by name).
+
+    A call path (flame-graph node, whole trace) is **informative** when its inclusive time is
+    at least ``min_share`` of the host wait and no path directly below it reaches that share.
+    Wrappers that every bit of time passes through (the step function, harness frames, a
+    compiled region holding one call) are therefore skipped in favour of the deepest frame
+    where the time splits; informative paths never nest, so their times are disjoint and
+    their shares add up to at most 100 %.
+    """
+    total = h.total_ns
+    if total <= 0 or len(h.path_parent) == 0:
+        return ()
+    inc = h.path_inclusive_ns()
+    big = inc >= min_share * total
+    has_big_child = np.zeros(len(inc), bool)
+    child = h.path_parent >= 0
+    has_big_child[h.path_parent[child & big]] = True
+    pick = np.flatnonzero(big & ~has_big_child)
+    ns = np.zeros(len(h.sources), np.int64)
+    np.add.at(ns, h.path_source[pick], inc[pick])
+    ids = np.flatnonzero(ns)
+    order = np.lexsort((ids, -ns[ids]))  # source ids are in name order
+    return tuple((h.sources[i], int(ns[i])) for i in ids[order].tolist())
 
 
 @dataclass(frozen=True)
@@ -614,19 +718,26 @@ class HostWaitShift:
     mode_ns: float
     grew: tuple[SourceChange, ...]  # largest increase first, at most TOP_CHANGES
     shrank: tuple[SourceChange, ...]  # largest decrease first, at most TOP_CHANGES
-    top: tuple[SourceChange, ...]  # the mode's largest inclusive sources below UMBRELLA_SHARE
+    top: tuple[SourceChange, ...]  # the mode's largest informative sources (inclusive)
 
     def phrase(self) -> str:
         """One clause for a verdict explanation, in ms/step, e.g. "host + sync wait 1.77 → 1.72
         ms/step; 1.07 ms/step in `Torch-Compiled Region: 0/0` (baseline 0.00), …". A source
-        "stays" when its inclusive time moved by at most 10 % of its value in the mode."""
-        out = f"host + sync wait {self.baseline_ns / 1e6:.2f} → {self.mode_ns / 1e6:.2f} ms/step"
+        "stays" when its inclusive time moved by at most 10 % of its value in the mode. Values
+        under 0.1 ms keep 2 significant digits (0.0042), others 2 decimals."""
+        out = f"host + sync wait {_ms(self.baseline_ns)} → {_ms(self.mode_ns)} ms/step"
         parts = []
         for c in self.top:
             verb = "stays in" if abs(c.delta_ns) <= 0.1 * c.mode_ns else "in"
-            parts.append(f"{c.mode_ns / 1e6:.2f} ms/step {verb} `{c.source}` "
-                         f"(baseline {c.baseline_ns / 1e6:.2f})")
+            parts.append(f"{_ms(c.mode_ns)} ms/step {verb} `{display_name(c.source)}` "
+                         f"(baseline {_ms(c.baseline_ns)})")
         return out + ("; " + ", ".join(parts) if parts else "")
+
+
+def _ms(ns: float) -> str:
+    """ns as ms: 2 decimals, or 2 significant digits under 0.1 ms (so 4.2 µs is not 0.00)."""
+    v = ns / 1e6
+    return f"{v:.2g}" if 0 < abs(v) < 0.1 else f"{v:.2f}"
 
 
 def _gpu_steps(step_period_ns: list[int]) -> np.ndarray:
@@ -640,6 +751,15 @@ def _mean_self(h: HostWaitSources, steps: np.ndarray) -> dict[str, float]:
     out = np.zeros(len(h.sources), np.int64)
     np.add.at(out, h.source[sel], h.self_ns[sel])
     return {h.sources[i]: int(out[i]) / len(steps) for i in np.flatnonzero(out)}
+
+
+def _baseline_value(base: dict[str, float], source: str) -> float:
+    """The baseline's value of ``source``; when the baseline has no such label, that of the
+    label's last part (``Torch-Compiled Region: 2/0 › f.py(36): opt`` is the same code as
+    ``f.py(36): opt`` in an eager baseline); 0 when it has neither."""
+    if source in base:
+        return base[source]
+    return base.get(source.rsplit(IN_REGION, 1)[-1], 0.0)
 
 
 def host_wait_shift(mode: str, sources: HostWaitSources, step_period_ns: list[int],
@@ -657,11 +777,11 @@ def host_wait_shift(mode: str, sources: HostWaitSources, step_period_ns: list[in
     b_total = float(base_sources.step_total_ns[b_steps].mean()) if len(b_steps) else 0.0
     m_inc = sources.per_step_inclusive_ns(m_steps)
     b_inc = base_sources.per_step_inclusive_ns(b_steps)
-    below = sorted((s for s, ns in m_inc.items()
-                    if MIN_PHRASE_SHARE * m_total <= ns < UMBRELLA_SHARE * m_total),
-                   key=lambda s: (-m_inc[s], s))
+    named = [s for s, _ in informative_sources(sources) if s in m_inc]
+    below = sorted(named, key=lambda s: (-m_inc[s], s))
     return HostWaitShift(
         mode=mode, baseline=baseline, baseline_ns=b_total, mode_ns=m_total,
         grew=tuple(grew[:TOP_CHANGES]), shrank=tuple(shrank[:TOP_CHANGES]),
-        top=tuple(SourceChange(s, b_inc.get(s, 0.0), m_inc[s]) for s in below[:PHRASE_SOURCES]),
+        top=tuple(SourceChange(s, _baseline_value(b_inc, s), m_inc[s])
+                  for s in below[:PHRASE_SOURCES]),
     )

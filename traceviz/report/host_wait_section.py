@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from traceviz.analyze.host_wait import (
-    MIN_PHRASE_SHARE,
-    UMBRELLA_SHARE,
     HostWaitSources,
     SourceRow,
+    display_name,
+    informative_sources,
+    profiler_step_ns,
     top_rows,
 )
 from traceviz.report.units import share, us
@@ -36,6 +37,10 @@ TABLE_ROWS = 10
 SUMMARY_SOURCES = 3
 #: Call paths below this share of the trace's host wait are left out of the icicle.
 MIN_PATH_SHARE = 0.001
+#: Share of the host wait in the profiler's step() above which the section notes it.
+PROFILER_NOTE_SHARE = 0.01
+#: Levels of the icicle shown at once (click a box to zoom into deeper ones).
+ICICLE_LEVELS = 10
 
 
 def _rows(rows: tuple[SourceRow, ...], total_ns: int) -> list[dict[str, Any]]:
@@ -100,7 +105,7 @@ def top_table_rows(h: HostWaitSources) -> list[tuple[str, str, str, str, str]]:
     """Top sources by inclusive host wait: (source, inclusive µs, share, self µs, gaps)."""
     t = h.table()
     self_ns = {r.source: r.host_wait_ns for r in t.self}
-    return [(r.source, f"{r.host_wait_ns / 1000:,.1f}", _pct(r.share),
+    return [(display_name(r.source), f"{r.host_wait_ns / 1000:,.1f}", _pct(r.share),
              f"{self_ns.get(r.source, 0) / 1000:,.1f}", f"{r.gaps:,}")
             for r in t.inclusive[:TABLE_ROWS]]
 
@@ -109,18 +114,18 @@ COLUMNS = ("source", "inclusive µs", "share", "self µs", "gaps")
 
 
 def summary_sentence(h: HostWaitSources, cpu_bound_share: float | None) -> str | None:
-    """"86% CPU-bound: 31% of it in `A`, 18% in `B`, …" — the largest inclusive sources that
-    are not umbrellas (≥ 90% of the wait) and hold at least 10% of it."""
-    t = h.table()
-    if t.total_ns <= 0 or cpu_bound_share is None:
+    """"86% CPU-bound: 31% of it in `A`, 18% in `B`, …" — the largest informative sources
+    (:func:`~traceviz.analyze.host_wait.informative_sources`: the deepest call paths holding
+    at least 10% of the host wait), by their display names."""
+    total = h.total_ns
+    if total <= 0 or cpu_bound_share is None:
         return None
-    named = [r for r in t.inclusive
-             if r.share is not None and MIN_PHRASE_SHARE <= r.share < UMBRELLA_SHARE]
+    named = informative_sources(h)[:SUMMARY_SOURCES]
     head = f"{_pct(cpu_bound_share)} CPU-bound"
     if not named:
         return head
-    parts = [f"{_pct(r.share)} {'of it ' if i == 0 else ''}in `{r.source}`"
-             for i, r in enumerate(named[:SUMMARY_SOURCES])]
+    parts = [f"{_pct(ns / total)} {'of it ' if i == 0 else ''}in `{display_name(source)}`"
+             for i, (source, ns) in enumerate(named)]
     return f"{head}: " + ", ".join(parts)
 
 
@@ -138,7 +143,8 @@ def text_table(h: HostWaitSources) -> RichTable:
 
 
 def icicle(h: HostWaitSources) -> go.Figure:
-    """Icicle of inclusive host wait by call path (µs), root at the top."""
+    """Icicle of inclusive host wait by call path (µs), root at the top; boxes show display
+    names, the hover the full label; ``ICICLE_LEVELS`` levels at once."""
     import plotly.graph_objects as go
 
     inc = h.path_inclusive_ns()
@@ -146,14 +152,18 @@ def icicle(h: HostWaitSources) -> go.Figure:
     ids = [f"p{i}" for i in range(len(inc))]
     fig = go.Figure(go.Icicle(
         ids=[ids[i] for i in range(len(inc)) if keep[i]],
-        labels=[html.escape(h.sources[h.path_source[i]]) for i in range(len(inc)) if keep[i]],
+        labels=[html.escape(display_name(h.sources[h.path_source[i]]))
+                for i in range(len(inc)) if keep[i]],
+        customdata=[html.escape(h.sources[h.path_source[i]])
+                    for i in range(len(inc)) if keep[i]],
         parents=[ids[h.path_parent[i]] if h.path_parent[i] >= 0 else ""
                  for i in range(len(inc)) if keep[i]],
         values=[inc[i] / 1000 for i in range(len(inc)) if keep[i]],
         branchvalues="total",
-        hovertemplate="%{label}<br>%{value:,.1f} µs<br>%{percentRoot:.1%} of host wait"
+        hovertemplate="%{customdata}<br>%{value:,.1f} µs<br>%{percentRoot:.1%} of host wait"
                       "<extra></extra>",
         tiling={"orientation": "v"},
+        maxdepth=ICICLE_LEVELS,
     ))
     fig.update_layout(title="Host wait by call path (inclusive µs, whole trace)", height=520,
                       margin={"l": 10, "r": 10, "t": 50, "b": 10})
@@ -174,6 +184,10 @@ def host_wait_section(analysis: Analysis) -> Section | None:
     if h.improperly_nested:
         notes.append(f"{h.improperly_nested:,} CPU events ended after their parent and were "
                      "clamped to it.")
+    overhead = profiler_step_ns(h) / h.total_ns
+    if overhead >= PROFILER_NOTE_SHARE:
+        notes.append(f"{_pct(overhead)} of the host wait is in the profiler's own step() call "
+                     "between steps (measurement overhead, absent from unprofiled runs).")
     return Section(
         "host-wait", "Why the GPU waited: host wait by CPU source",
         "Each host-wait and sync-wait gap, up to the start of the launch call that ends it, is "
