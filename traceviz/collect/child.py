@@ -23,6 +23,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from traceviz.atomic import write_text_atomic
 from traceviz.collect.mode_names import COMPILE_MODES
 from traceviz.collect.workload import WorkloadError, load_workload
 
@@ -48,9 +49,7 @@ def phase(name: str) -> None:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, json.dumps(data, indent=2, default=str))
 
 
 def _driver_version() -> str | None:
