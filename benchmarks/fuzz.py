@@ -487,8 +487,11 @@ def _warm_up(seed: Seed, out_dir: Path) -> None:
 
 def run_campaign(seeds: list[Seed], seed: int, indices: list[int], workers: int,
                  out_dir: Path, timeout_s: float = TIMEOUT_S,
-                 progress_every: int = 500) -> list[Outcome]:
-    """Run the examples ``indices`` with at most ``workers`` forked children at a time."""
+                 progress_every: int = 500, budget_s: float | None = None) -> list[Outcome]:
+    """Run the examples ``indices`` with at most ``workers`` forked children at a time.
+
+    With ``budget_s``, no example starts after that many seconds: the campaign ends with the
+    examples started by then (a prefix of ``indices``, each run to its end)."""
     _warm_up(seeds[0], out_dir)
     work = out_dir / "work"
     work.mkdir(parents=True, exist_ok=True)
@@ -497,6 +500,8 @@ def run_campaign(seeds: list[Seed], seed: int, indices: list[int], workers: int,
     todo = list(reversed(indices))
     t0 = time.monotonic()
     while todo or running:
+        if budget_s is not None and time.monotonic() - t0 > budget_s:
+            todo.clear()
         while todo and len(running) < workers:
             index = todo.pop()
             rss = _rss_now()
@@ -582,6 +587,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per example")
     ap.add_argument("--max-events", type=int, default=5000,
                     help="timed events kept per corpus trace (0: all); metadata rows always")
+    ap.add_argument("--budget-s", type=float, default=None,
+                    help="start no example after this many seconds (the result records how "
+                    "many ran)")
     ap.add_argument("--corpus", type=Path, action="append",
                     help="folder of traces (repeatable; default tests/data/gpu and "
                     "../shared/cases/hta)")
@@ -595,9 +603,11 @@ def main(argv: list[str] | None = None) -> int:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     t0 = time.monotonic()
     outcomes = run_campaign(seeds, args.seed, indices, max(1, args.workers), args.out,
-                            args.timeout)
+                            args.timeout, budget_s=args.budget_s)
     result = summarise(outcomes, args.seed, args.workers, time.monotonic() - t0, seeds,
                        args.timeout)
+    result["requested_examples"] = len(indices)
+    result["budget_s"] = args.budget_s
     result["replay"] = (f"python -m benchmarks.fuzz --only INDEX --seed {args.seed} "
                         f"--max-events {args.max_events} --out replay "
                         + " ".join(f"--corpus {d}" for d in args.corpus or CORPUS_DIRS))
