@@ -298,3 +298,15 @@ def test_top_rows_keep_n_and_sum_the_rest(tmp_path: Path) -> None:
     assert sum(r.host_wait_ns for r in top) == h.total_ns
     assert top_rows(rows[:5], 20, h.total_ns) == rows[:5]
     assert_sums(a, h)
+
+
+def test_a_gap_whose_window_no_event_overlaps_is_untraced(tmp_path: Path) -> None:
+    # Found by the property fuzzer: no step markers, a 1 ns gap [2, 3) ended by a kernel whose
+    # launch starts exactly at the gap's end, and no CPU event open on the thread in [2, 3).
+    b = TraceBuilder()
+    b.runtime("cudaDeviceSynchronize", 0, 1)
+    b.gpu(b.launch(1, 1), 1, 1)
+    b.gpu(b.launch(3, 1), 3, 0)
+    a, h = run(b, tmp_path)
+    assert_sums(a, h)
+    assert self_ns(h) == {UNTRACED: 1}

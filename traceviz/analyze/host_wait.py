@@ -629,6 +629,9 @@ def _paths(nodes: np.ndarray, parent: np.ndarray, depth: np.ndarray, event_sid: 
 
 
 def _to_global(glob: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """Sorted positions on one thread → global event indices (-1: no open event)."""
+    if len(glob) == 0:  # no event of this thread overlaps its windows
+        return np.full(len(pos), -1, np.int64)
     return np.where(pos >= 0, glob[np.maximum(pos, 0)], -1)
 
 
