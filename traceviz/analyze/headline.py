@@ -86,8 +86,8 @@ def build_headline(
     per-step medians, e.g. ``{"launches": (48, 29)}``.
     """
     text = describe(ev)
-    if parts is not None:
-        text += ": " + where_the_time_went(parts)
+    if parts is not None:  # the waterfall is of the profiled steps (profiler overhead included)
+        text += ": profiled " + where_the_time_went(parts)
     elif fallback:
         text += f"; {fallback}"
     shown = [f"{_count(b)} → {_count(m)} {name}" for name, (b, m) in counts.items()]
