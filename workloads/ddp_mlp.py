@@ -6,7 +6,7 @@ process per rank (``torch.distributed.run``), wraps :func:`make_model` in
 :data:`BUCKET_CAP_MB`), and times forward + backward + SGD step. Without ``--nproc`` the file
 is an ordinary workload: ``step`` is the model's forward on one device.
 
-Straggler knob (documented in docs/readme/dist.md): with ``TRACEVIZ_STRAGGLER_RANK=R`` and
+Straggler knob (README, "Distributed runs"): with ``TRACEVIZ_STRAGGLER_RANK=R`` and
 ``TRACEVIZ_STRAGGLER_DELAY_MS=D`` in the environment, rank R's host sleeps D ms at the start of
 every step (before any GPU work of the step is launched), so its collectives arrive late.
 

@@ -6,7 +6,7 @@ every ``traceviz`` overlay slice inside a window of ``--steps`` steps, and draws
 track, as a timeline viewer would. Usage::
 
     .venv/bin/python docs/examples/overlay_preview.py OUT.traceviz.json.gz preview.html
-    .venv/bin/python reports/screenshot.py preview.html docs/readme/overlay.png
+    .venv/bin/python reports/screenshot.py preview.html docs/overlay.png
 """
 
 from __future__ import annotations
