@@ -94,3 +94,14 @@ def test_the_straggler_run_names_rank_1_host_bound_and_rank_0_waits_for_it():
     assert per[1].comm_wait_ns_median < 0.05 * per[0].comm_wait_ns_median
     assert per[0].effective_busy_ns_median == pytest.approx(per[0].compute_busy_ns_median,
                                                            rel=0.1)
+
+
+def test_a_graph_that_removes_the_stragglers_launch_overhead_is_a_distributed_launch_win():
+    c = comparison(REPORTS / "ddp_mlp_straggler")
+    launch = verdicts(c)[("cudagraph", "launch")]
+    # rank 0, the slowest rank, only spins in NCCL: alone it would say "GPU-bound, no win".
+    assert launch.status == "WIN"
+    assert "launch overhead removed on the straggler" in launch.explanation
+    assert "on the slowest rank alone: NO_WIN" in launch.explanation
+    base, mode = launch.evidence["straggler_host_wait_us"]
+    assert base > 3 * mode

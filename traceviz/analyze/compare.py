@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from traceviz.analyze.distributed.launch import LaunchEvidence, distributed_launch_verdict
 from traceviz.analyze.headline import Headline, build_headline
 from traceviz.analyze.host_wait import HostWaitShift, host_wait_shift
 from traceviz.analyze.model import Analysis
@@ -63,6 +64,8 @@ class ModeInput:
     analysis: Analysis | None
     manifest: dict[str, Any] | None = None  # the mode's manifest entry, if from a run dir
     device: str | None = None
+    #: the straggler / peers evidence of a ``profile --nproc`` mode (from its manifest)
+    ranks: LaunchEvidence | None = None
 
 
 @dataclass(frozen=True)
@@ -424,6 +427,10 @@ def compare(
         found = verdicts_for(verdict_inputs(inp, row), base_vi, speed, period_change(w), t)
         if shift is not None:  # the launch verdict names where the host wait is spent
             found = tuple(replace(v, explanation=f"{v.explanation}; {shift.phrase()}")
+                          if v.kind == "launch" else v for v in found)
+        if inp.ranks is not None and base_inp.ranks is not None:  # profile --nproc
+            found = tuple(distributed_launch_verdict(v, base_inp.ranks, inp.ranks,
+                                                     speed.status, t.launch_min_wait_share)
                           if v.kind == "launch" else v for v in found)
         if other:
             found = tuple(_different_devices(v, base_inp.device or "", inp.device or "")

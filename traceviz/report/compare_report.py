@@ -59,7 +59,11 @@ def _slowest_rank(run_dir: Path, names: list[str]) -> tuple[Path | None, Any, st
 
 
 def load_run_dir(run_dir: Path) -> Inputs:
-    """Every mode of a run directory's manifest, with the analysis of its trace if it has one."""
+    """Every mode of a run directory's manifest, with the analysis of its trace if it has one
+    (for ``profile --nproc``: its slowest rank's, plus the straggler evidence of its
+    ``ranks_summary``)."""
+    from traceviz.analyze.distributed.launch import launch_evidence_from_summary
+
     try:
         manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -78,8 +82,10 @@ def load_run_dir(run_dir: Path) -> Inputs:
             path, analysis, device = _slowest_rank(run_dir, rank_traces)
         elif path is not None and path.is_file():
             analysis, device = _analyze(path)
+        ranks = (launch_evidence_from_summary(entry.get("ranks_summary"))
+                 if isinstance(entry, dict) else None)
         inputs.append(ModeInput(str(mode), str(path) if path else None, analysis,
-                                entry if isinstance(entry, dict) else None, device))
+                                entry if isinstance(entry, dict) else None, device, ranks))
     return Inputs(inputs, str(run_dir), manifest)
 
 

@@ -8,11 +8,13 @@ ranks' comm wait (median over those ranks of their ``comm_wait_ns_median``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from traceviz.analyze.distributed.model import RanksAnalysis
+from traceviz.analyze.verdicts import WIN, Verdict
 
 
 @dataclass(frozen=True)
@@ -38,3 +40,72 @@ def launch_evidence(r: RanksAnalysis) -> LaunchEvidence:
         peers_comm_wait_ns=float(np.median(peers)) if peers else None,
         slowest_period_ns=r.slowest_period_ns_median,
     )
+
+
+def launch_evidence_from_summary(summary: Any) -> LaunchEvidence | None:
+    """The same evidence from a manifest's ``ranks_summary`` (``profile --nproc``; µs there),
+    ``None`` when the summary is missing or has no ranks."""
+    if not isinstance(summary, dict) or not isinstance(summary.get("per_rank"), list):
+        return None
+    per = {p.get("rank"): p for p in summary["per_rank"] if isinstance(p, dict)}
+    if not per:
+        return None
+    slowest = summary.get("slowest_period_us_median")
+    slowest_ns = float(slowest) * 1000 if isinstance(slowest, (int, float)) else None
+    st = summary.get("straggler")
+    rank = st.get("rank") if isinstance(st, dict) else None
+    if rank not in per:
+        return LaunchEvidence(None, None, None, slowest_ns)
+    mine = per[rank]
+    host = (mine.get("host_wait_us_median") or 0.0) + (mine.get("sync_wait_us_median") or 0.0)
+    peers = [p["comm_wait_us_median"] for r, p in per.items()
+             if r != rank and isinstance(p.get("comm_wait_us_median"), (int, float))]
+    return LaunchEvidence(rank, float(host) * 1000,
+                          float(np.median(peers)) * 1000 if peers else None, slowest_ns)
+
+
+def distributed_launch_verdict(v: Verdict, base: LaunchEvidence, mode: LaunchEvidence,
+                               speed_status: str, min_wait_share: float) -> Verdict:
+    """The launch verdict of a distributed mode, from the straggler and its peers.
+
+    On N ranks a graph's saving on the straggler's host comes back as less comm wait on its
+    peers, so the slowest rank's own host wait need not move. With a straggler in both runs:
+    the evidence gains the straggler's host wait and the peers' comm wait (baseline, mode, µs);
+    a speed WIN whose straggler host-wait drop is at least ``min_wait_share`` of the slowest
+    rank's period saved, with the peers' comm wait falling too, is a launch WIN ("launch
+    overhead removed on the straggler"). Otherwise the verdict stands, with the numbers added.
+    """
+    if (base.straggler_host_wait_ns is None or mode.straggler_host_wait_ns is None
+            or base.slowest_period_ns is None or mode.slowest_period_ns is None):
+        return v
+    saved = base.slowest_period_ns - mode.slowest_period_ns
+    host_drop = base.straggler_host_wait_ns - mode.straggler_host_wait_ns
+    peers = (None if base.peers_comm_wait_ns is None or mode.peers_comm_wait_ns is None
+             else base.peers_comm_wait_ns - mode.peers_comm_wait_ns)
+    evidence = {**v.evidence,
+                "straggler_host_wait_us": [base.straggler_host_wait_ns / 1000,
+                                           mode.straggler_host_wait_ns / 1000],
+                "peers_comm_wait_us": [None if base.peers_comm_wait_ns is None
+                                       else base.peers_comm_wait_ns / 1000,
+                                       None if mode.peers_comm_wait_ns is None
+                                       else mode.peers_comm_wait_ns / 1000],
+                "slowest_period_us": [base.slowest_period_ns / 1000,
+                                      mode.slowest_period_ns / 1000]}
+    facts = (f"distributed: the straggler's (rank {mode.straggler_rank}) host wait "
+             f"{base.straggler_host_wait_ns / 1e6:.2f} → {mode.straggler_host_wait_ns / 1e6:.2f}"
+             f" ms/step, its peers' comm wait "
+             + ("n/a" if peers is None else
+                f"{base.peers_comm_wait_ns / 1e6:.2f} → {mode.peers_comm_wait_ns / 1e6:.2f}"
+                " ms/step")
+             + f", slowest rank's period {base.slowest_period_ns / 1e6:.2f} → "
+             f"{mode.slowest_period_ns / 1e6:.2f} ms/step")
+    thresholds = {**v.thresholds, "launch_min_wait_share": min_wait_share}
+    if (v.status != WIN and speed_status == WIN and saved > 0 and peers is not None
+            and peers > 0 and host_drop >= min_wait_share * saved):
+        return replace(v, status=WIN, evidence=evidence, thresholds=thresholds,
+                       explanation=f"launch overhead removed on the straggler: its host wait "
+                       f"fell by {host_drop / saved:.0%} of the slowest rank's period saved "
+                       f"and its peers wait less for it ({facts}); on the slowest rank alone: "
+                       f"{v.status}: {v.explanation}")
+    return replace(v, evidence=evidence, thresholds=thresholds,
+                   explanation=f"{v.explanation}; {facts}")
