@@ -126,14 +126,31 @@ def test_analyze_of_a_loaded_trace_still_returns_the_frozen_result() -> None:
     assert wrapped.result.totals == result.totals and wrapped.trace is trace
 
 
-def test_a_list_of_one_path_is_that_trace_and_several_are_refused_for_now() -> None:
+def test_a_list_of_one_path_is_that_trace_and_several_are_rank_traces() -> None:
     assert traceviz.analyze([EAGER]).summary == traceviz.analyze(EAGER).summary
-    with pytest.raises(UsageError, match="one by one"):
-        traceviz.analyze([EAGER, COMPILE])
+    with pytest.raises(UsageError, match="empty"):
+        traceviz.analyze([])
     with pytest.raises(UsageError, match="workers"):
         traceviz.analyze(EAGER, workers=0)
     with pytest.raises(UsageError):
         traceviz.analyze(42)  # type: ignore[call-overload]
+
+
+def test_rank_traces_give_the_joint_analysis_the_cli_prints() -> None:
+    run = ROOT / "reports/ddp_mlp_straggler"
+    paths = [run / "eager.rank0.pt.trace.json.gz", run / "eager.rank1.pt.trace.json.gz"]
+    r = traceviz.analyze(paths)
+    assert isinstance(r, traceviz.Ranks)
+    assert r.straggler is not None and r.straggler.rank == 1 and r.straggler.cause == "host"
+    assert r.per_rank["rank"].tolist() == [0, 1]
+    assert r.per_rank.loc[0, "comm_wait_ns_median"] > r.per_rank.loc[1, "comm_wait_ns_median"]
+    assert set(r.rank_steps["rank"]) == {0, 1}
+    assert r.analysis(1).summary.steps == 5
+    cli_json = cli("report", *map(str, paths), "--format", "json")
+    assert cli_json.returncode == 0, cli_json.stderr
+    assert r.to_json() == cli_json.stdout
+    with pytest.raises(UsageError, match="no rank 7"):
+        r.analysis(7)
 
 
 def test_compare_of_traces_matches_the_cli_json() -> None:

@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 from traceviz.api import (
     Analysis,
     Comparison,
+    Ranks,
     Run,
     Summary,
     analyze,
@@ -23,5 +24,5 @@ from traceviz.api import (
 )
 from traceviz.trace import Trace, load
 
-__all__ = ["Analysis", "Comparison", "Run", "Summary", "Trace", "__version__", "analyze",
-           "compare", "load", "load_run"]
+__all__ = ["Analysis", "Comparison", "Ranks", "Run", "Summary", "Trace", "__version__",
+           "analyze", "compare", "load", "load_run"]

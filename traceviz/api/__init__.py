@@ -8,6 +8,7 @@ inside the methods that need them.
 
 from traceviz.api.analysis import Analysis, HtaMissingError, Summary, analyze
 from traceviz.api.comparison import Comparison, Run, compare, load_run
+from traceviz.api.ranks import Ranks
 
-__all__ = ["Analysis", "Comparison", "HtaMissingError", "Run", "Summary", "analyze", "compare",
-           "load_run"]
+__all__ = ["Analysis", "Comparison", "HtaMissingError", "Ranks", "Run", "Summary", "analyze",
+           "compare", "load_run"]

@@ -27,6 +27,7 @@ from traceviz.trace import Trace, load
 from traceviz.trace.loader import Progress
 
 if TYPE_CHECKING:
+    from traceviz.api.ranks import Ranks
     from traceviz.export.perfetto import ExportResult
     from traceviz.holistic.result import HtaResult
 
@@ -250,16 +251,16 @@ class Analysis:
 def analyze(source: Trace, *, workers: int | None = None) -> model.Analysis: ...
 @overload
 def analyze(source: PathLike | Sequence[PathLike], *, workers: int | None = None,
-            progress: Progress | None = None) -> Analysis: ...
+            progress: Progress | None = None) -> Analysis | Ranks: ...
 
 
 def analyze(source: Any, *, workers: int | None = None,
             progress: Progress | None = None) -> Any:
     """Analyse a trace file (``.json`` / ``.json.gz``) → :class:`Analysis` with DataFrames.
 
-    ``source`` may also be a list of paths: one path is analysed as above; several paths
-    (rank traces of one distributed job) are refused with a :class:`UsageError` until
-    multi-rank analysis lands (then the same call returns their joint analysis).
+    ``source`` may also be a list of paths: one path is analysed as above; several paths are
+    the rank traces of one distributed run, analysed together → :class:`~traceviz.api.Ranks`
+    (collectives matched across ranks, comm wait, stragglers; ``docs/metrics.md``).
     ``workers``: processes for several traces (``None``: automatic; a single trace's decode
     already uses two processes on big files). ``progress(done_bytes, total_bytes)`` is called
     while decoding.
@@ -274,10 +275,12 @@ def analyze(source: Any, *, workers: int | None = None,
     if isinstance(source, Trace):
         return analyze_trace(source)
     if isinstance(source, (list, tuple)):
-        if len(source) != 1:
-            raise UsageError(
-                f"analyze() got {len(source)} traces: joint analysis of rank traces is not "
-                "available yet; analyze them one by one: [traceviz.analyze(p) for p in paths]")
+        if not source:
+            raise UsageError("analyze() got an empty list of traces")
+        if len(source) > 1:
+            from traceviz.api.ranks import Ranks
+
+            return Ranks.from_paths(source)
         source = source[0]
     if not isinstance(source, (str, os.PathLike)):
         raise UsageError(f"analyze() needs a trace path, a list of paths or a Trace, not "
