@@ -280,7 +280,7 @@ def _nest(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> _Nesting:
         depth = np.empty(n, np.int64)
         depth[bp[bs]] = open_after[bs] - 1
         key = depth * n + np.arange(n)
-        by_key = np.argsort(key, kind="stable")
+        by_key = np.argsort(key)  # keys are distinct: any sort gives the same order
         sorted_key = key[by_key]
         want = (depth - 1) * n + np.arange(n)
         j = np.searchsorted(sorted_key, want, side="left") - 1
@@ -478,6 +478,24 @@ def _distinct(key: np.ndarray) -> np.ndarray:
     return k[_firsts(k)]
 
 
+def _with_ancestors(keys: np.ndarray, path_parent: np.ndarray, n_paths: int) -> np.ndarray:
+    """The sorted distinct ``gap * n_paths + path`` keys plus, once each, those of every
+    ancestor path (same gap) not among them. Each level up only looks at the keys added by
+    the level before (ancestors are mostly already there: time goes to them too)."""
+    parts = [keys]
+    new = keys
+    while len(new):
+        path = new % n_paths
+        par = path_parent[path]
+        up = _distinct((new - path + par)[par >= 0])
+        known = np.zeros(len(up), bool)
+        for part in parts:  # sorted, non-empty: one per level
+            known |= part[np.minimum(np.searchsorted(part, up), len(part) - 1)] == up
+        new = up[~known]
+        parts.append(new)
+    return np.concatenate(parts)
+
+
 def _step_gap_counts(gap_src: np.ndarray, gap_step: np.ndarray, n_src: int
                      ) -> tuple[np.ndarray, np.ndarray]:
     """From the distinct ``gap * n_src + source`` keys: (key = step * n_src + source, sorted;
@@ -580,22 +598,24 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
         """Each distinct source on the chain of paths ``p``: (row of ``p``, source)."""
         count = ptr[p + 1] - ptr[p]
         rep = np.repeat(np.arange(len(p)), count)
-        offset = np.arange(len(rep)) - np.repeat(np.cumsum(count) - count, count)
-        return rep, chain[ptr[p][rep] + offset]
+        first = np.repeat(ptr[p] - (np.cumsum(count) - count), count)  # chain index - row
+        return rep, chain[np.arange(len(rep)) + first]
 
-    # ns per (step, source) from the (step, call path) sums: self = the path's own source,
-    # inclusive = each distinct source on its chain.
-    sp_key, sp_ns = _group_sum(g_step[gap_i] * n_paths + path, ns)
+    # ns per (gap, call path), then per (step, call path); per (step, source): self = the
+    # path's own source, inclusive = each distinct source on its chain.
+    gp, gp_ns = _group_sum(gap_i * n_paths + path, ns)
+    gp_gap, gp_path = gp // n_paths, gp % n_paths
+    sp_key, sp_ns = _group_sum(g_step[gp_gap] * n_paths + gp_path, gp_ns)
     sp_step, sp_path = sp_key // n_paths, sp_key % n_paths
     s_keys, s_ns = _group_sum(sp_step * n_src + path_source[sp_path], sp_ns)
     rep, inc_src = chains(sp_path)
     i_keys, i_ns = _group_sum(sp_step[rep] * n_src + inc_src, sp_ns[rep])
     # Gap counts from the distinct (gap, source) pairs; every piece has ns > 0, so the keys
     # are those of the ns sums.
-    _, s_gaps = _step_gap_counts(_distinct(gap_i * n_src + path_source[path]), g_step, n_src)
-    gp = _distinct(gap_i * n_paths + path)
-    rep, inc_src = chains(gp % n_paths)
-    _, i_gaps = _step_gap_counts(_distinct(gp[rep] // n_paths * n_src + inc_src), g_step, n_src)
+    _, s_gaps = _step_gap_counts(_distinct(gp_gap * n_src + path_source[gp_path]), g_step, n_src)
+    gp_all = _with_ancestors(gp, path_parent, n_paths)  # a chain's sources: its paths' sources
+    _, i_gaps = _step_gap_counts(
+        _distinct(gp_all // n_paths * n_src + path_source[gp_all % n_paths]), g_step, n_src)
     all_keys = np.union1d(s_keys, i_keys)
 
     def spread(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
