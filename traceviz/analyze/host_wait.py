@@ -257,16 +257,22 @@ class _Nesting:
 def _boundaries(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sorted open/close boundaries of events in nesting order: (time, is_start, position).
 
-    At equal times, closes come before opens; closes inner-first, opens outer-first.
+    At equal times, closes come before opens; closes inner-first, opens outer-first. The opens
+    are already in order (``start`` is sorted, outer first); the closes take one stable sort
+    of the reversed ends (inner first on ties), and the two runs are merged by searchsorted.
     """
     n = len(start)
-    pos = np.arange(n, dtype=np.int64)
-    t = np.concatenate([end, start])
-    # One tie key: closes (inner first) in [0, n), then opens (outer first) in [n, 2n).
-    key = np.concatenate([n - 1 - pos, n + pos])
-    o = np.lexsort((key, t))
-    is_start = key[o] >= n
-    return t[o], is_start, np.where(is_start, key[o] - n, n - 1 - key[o])
+    close = n - 1 - np.argsort(end[::-1], kind="stable")  # positions by end, inner first
+    close_t = end[close]
+    at_open = np.arange(n) + np.searchsorted(close_t, start, side="right")
+    at_close = np.arange(n) + np.searchsorted(start, close_t, side="left")
+    t = np.empty(2 * n, np.int64)
+    is_start = np.zeros(2 * n, bool)
+    pos = np.empty(2 * n, np.int64)
+    t[at_open], t[at_close] = start, close_t
+    is_start[at_open] = True
+    pos[at_open], pos[at_close] = np.arange(n), close
+    return t, is_start, pos
 
 
 def _nest(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> _Nesting:
