@@ -257,16 +257,22 @@ class _Nesting:
 def _boundaries(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sorted open/close boundaries of events in nesting order: (time, is_start, position).
 
-    At equal times, closes come before opens; closes inner-first, opens outer-first.
+    At equal times, closes come before opens; closes inner-first, opens outer-first. The opens
+    are already in order (``start`` is sorted, outer first); the closes take one stable sort
+    of the reversed ends (inner first on ties), and the two runs are merged by searchsorted.
     """
     n = len(start)
-    pos = np.arange(n, dtype=np.int64)
-    t = np.concatenate([end, start])
-    # One tie key: closes (inner first) in [0, n), then opens (outer first) in [n, 2n).
-    key = np.concatenate([n - 1 - pos, n + pos])
-    o = np.lexsort((key, t))
-    is_start = key[o] >= n
-    return t[o], is_start, np.where(is_start, key[o] - n, n - 1 - key[o])
+    close = n - 1 - np.argsort(end[::-1], kind="stable")  # positions by end, inner first
+    close_t = end[close]
+    at_open = np.arange(n) + np.searchsorted(close_t, start, side="right")
+    at_close = np.arange(n) + np.searchsorted(start, close_t, side="left")
+    t = np.empty(2 * n, np.int64)
+    is_start = np.zeros(2 * n, bool)
+    pos = np.empty(2 * n, np.int64)
+    t[at_open], t[at_close] = start, close_t
+    is_start[at_open] = True
+    pos[at_open], pos[at_close] = np.arange(n), close
+    return t, is_start, pos
 
 
 def _nest(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> _Nesting:
@@ -280,7 +286,7 @@ def _nest(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> _Nesting:
         depth = np.empty(n, np.int64)
         depth[bp[bs]] = open_after[bs] - 1
         key = depth * n + np.arange(n)
-        by_key = np.argsort(key, kind="stable")
+        by_key = np.argsort(key)  # keys are distinct: any sort gives the same order
         sorted_key = key[by_key]
         want = (depth - 1) * n + np.arange(n)
         j = np.searchsorted(sorted_key, want, side="left") - 1
@@ -456,24 +462,53 @@ def _unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return uniq // m - 1, uniq % m - 1, inv
 
 
-def _group_sum(key: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct keys, exact int64 sum of ``values`` and row count per key. A stable sort:
-    fast on the nearly sorted keys used here (rows come grouped by gap, gaps by step)."""
-    o = np.argsort(key, kind="stable")
+def _group_sum(key: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct keys (sorted) and the exact int64 sum of ``values`` per key."""
+    o = np.argsort(key)  # sums do not depend on the order within a key: no stable sort needed
     k = key[o]
-    first = np.flatnonzero(np.concatenate([[True], k[1:] != k[:-1]])) if len(k) else (
-        np.zeros(0, np.int64))
+    first = _firsts(k)
     sums = np.add.reduceat(values[o], first) if len(k) else np.zeros(0, np.int64)
-    return k[first], sums, np.diff(np.append(first, len(k)))
+    return k[first], sums
 
 
-def _per_step_source(gap: np.ndarray, src: np.ndarray, ns: np.ndarray, gap_step: np.ndarray,
-                     n_src: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(key = step * n_src + source, exact ns per key, distinct gaps per key). Every row has
-    ns > 0, so a key's gap count is the number of gaps in which it got time."""
-    gs_key, gs_ns, _ = _group_sum(gap * n_src + src, ns)  # distinct (gap, source)
-    key = gap_step[gs_key // n_src] * n_src + gs_key % n_src
-    return _group_sum(key, gs_ns)
+def _firsts(k: np.ndarray) -> np.ndarray:
+    """Indices where a new value starts in the sorted array ``k``."""
+    if len(k) == 0:
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(np.concatenate([[True], k[1:] != k[:-1]]))
+
+
+def _distinct(key: np.ndarray) -> np.ndarray:
+    """Sorted distinct values of ``key`` (a plain sort: no indices to carry)."""
+    k = np.sort(key)
+    return k[_firsts(k)]
+
+
+def _with_ancestors(keys: np.ndarray, path_parent: np.ndarray, n_paths: int) -> np.ndarray:
+    """The sorted distinct ``gap * n_paths + path`` keys plus, once each, those of every
+    ancestor path (same gap) not among them. Each level up only looks at the keys added by
+    the level before (ancestors are mostly already there: time goes to them too)."""
+    parts = [keys]
+    new = keys
+    while len(new):
+        path = new % n_paths
+        par = path_parent[path]
+        up = _distinct((new - path + par)[par >= 0])
+        known = np.zeros(len(up), bool)
+        for part in parts:  # sorted, non-empty: one per level
+            known |= part[np.minimum(np.searchsorted(part, up), len(part) - 1)] == up
+        new = up[~known]
+        parts.append(new)
+    return np.concatenate(parts)
+
+
+def _step_gap_counts(gap_src: np.ndarray, gap_step: np.ndarray, n_src: int
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """From the distinct ``gap * n_src + source`` keys: (key = step * n_src + source, sorted;
+    number of gaps of that step in which the source got time)."""
+    k = np.sort(gap_step[gap_src // n_src] * n_src + gap_src % n_src)
+    first = _firsts(k)
+    return k[first], np.diff(np.append(first, len(k)))
 
 
 def _chain_sources(path_parent: np.ndarray, path_source: np.ndarray
@@ -557,24 +592,36 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
     event_sid[-1] = sid.get(UNTRACED, -1)
     path_of, path_parent, path_source = _paths(nodes, parent, depth, event_sid)
 
-    # Merge pieces by (gap, call path); a leaf of -1 picks the untraced path (last slot).
-    gp_gap, gp_path, inv = _unique_pairs(gap_i, path_of[leaf])
-    gp_ns = np.zeros(len(gp_gap), np.int64)
-    np.add.at(gp_ns, inv, ns)
-    path_self_ns = np.zeros(len(path_parent), np.int64)
-    np.add.at(path_self_ns, gp_path, gp_ns)
-
-    # Inclusive: each distinct source on the path's chain once per (gap, path) row.
-    ptr, chain = _chain_sources(path_parent, path_source)
-    count = ptr[gp_path + 1] - ptr[gp_path]
-    rep = np.repeat(np.arange(len(gp_path)), count)
-    offset = np.arange(len(rep)) - np.repeat(np.cumsum(count) - count, count)
-    inc_src = chain[ptr[gp_path][rep] + offset]
-
-    n_src = max(len(sources), 1)
+    # Per piece: its call path (a leaf of -1 picks the untraced path, last slot) and step.
+    path = path_of[leaf]
+    n_paths, n_src = len(path_parent), max(len(sources), 1)
     g_step = gaps.step[rows].astype(np.int64)
-    s_keys, s_ns, s_gaps = _per_step_source(gp_gap, path_source[gp_path], gp_ns, g_step, n_src)
-    i_keys, i_ns, i_gaps = _per_step_source(gp_gap[rep], inc_src, gp_ns[rep], g_step, n_src)
+    path_self_ns = np.zeros(n_paths, np.int64)
+    np.add.at(path_self_ns, path, ns)
+    ptr, chain = _chain_sources(path_parent, path_source)
+
+    def chains(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each distinct source on the chain of paths ``p``: (row of ``p``, source)."""
+        count = ptr[p + 1] - ptr[p]
+        rep = np.repeat(np.arange(len(p)), count)
+        first = np.repeat(ptr[p] - (np.cumsum(count) - count), count)  # chain index - row
+        return rep, chain[np.arange(len(rep)) + first]
+
+    # ns per (gap, call path), then per (step, call path); per (step, source): self = the
+    # path's own source, inclusive = each distinct source on its chain.
+    gp, gp_ns = _group_sum(gap_i * n_paths + path, ns)
+    gp_gap, gp_path = gp // n_paths, gp % n_paths
+    sp_key, sp_ns = _group_sum(g_step[gp_gap] * n_paths + gp_path, gp_ns)
+    sp_step, sp_path = sp_key // n_paths, sp_key % n_paths
+    s_keys, s_ns = _group_sum(sp_step * n_src + path_source[sp_path], sp_ns)
+    rep, inc_src = chains(sp_path)
+    i_keys, i_ns = _group_sum(sp_step[rep] * n_src + inc_src, sp_ns[rep])
+    # Gap counts from the distinct (gap, source) pairs; every piece has ns > 0, so the keys
+    # are those of the ns sums.
+    _, s_gaps = _step_gap_counts(_distinct(gp_gap * n_src + path_source[gp_path]), g_step, n_src)
+    gp_all = _with_ancestors(gp, path_parent, n_paths)  # a chain's sources: its paths' sources
+    _, i_gaps = _step_gap_counts(
+        _distinct(gp_all // n_paths * n_src + path_source[gp_all % n_paths]), g_step, n_src)
     all_keys = np.union1d(s_keys, i_keys)
 
     def spread(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
