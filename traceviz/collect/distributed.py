@@ -12,12 +12,7 @@ every rank's result under ``ranks``.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +20,12 @@ from typing import Any
 from traceviz.collect.diagnostics import parse_compile_log
 from traceviz.collect.mode_names import COMPILE_MODES
 from traceviz.collect.rank_child import rank_result_path, rank_trace_path
-from traceviz.collect.runner import REASON_LOG_LINES, RunSettings, _pump, _trim_log, child_env
+from traceviz.collect.runner import (
+    REASON_LOG_LINES,
+    RunSettings,
+    child_env,
+    run_child_session,
+)
 
 #: Modes ``--nproc`` cannot run (no distributed form), with the reason.
 UNSUPPORTED = {"triton": "the triton mode has no distributed form (--nproc)"}
@@ -105,45 +105,35 @@ def run_mode_ranks(
     logs = run_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     log_path = logs / f"{mode}.log"
-    for r in range(nproc):
-        rank_result_path(run_dir, mode, r).unlink(missing_ok=True)
+
+    def clear_results() -> None:
+        for r in range(nproc):
+            rank_result_path(run_dir, mode, r).unlink(missing_ok=True)
+
+    clear_results()
     cmd = launcher_cmd(workload, mode, run_dir, nproc, settings.device,
                        json.dumps(settings.child_settings(environment)))
     env = child_env()
     env.setdefault("OMP_NUM_THREADS", "1")
-    last = {"phase": "start"}
-    begin = time.monotonic()
-    with log_path.open("w", encoding="utf-8") as log:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                env=env, start_new_session=True, errors="replace")
-        pump = threading.Thread(target=_pump, args=(proc.stdout, log, on_phase, last))
-        pump.start()
-        timed_out = False
-        try:
-            proc.wait(timeout=settings.timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        pump.join()
-    _trim_log(log_path)
+    out = run_child_session(cmd, log_path, env=env, timeout_s=settings.timeout_s, mode=mode,
+                            on_phase=on_phase, on_stop=clear_results)
     results = []
     for r in range(nproc):
         path = rank_result_path(run_dir, mode, r)
         results.append(json.loads(path.read_text(encoding="utf-8")) if path.exists() else None)
-        path.unlink(missing_ok=True)
-    log_text = log_path.read_text(encoding="utf-8", errors="replace")
+    clear_results()
+    log_text = out.log_text
     entry = merge_rank_results(results, mode)
-    if timed_out:
+    if out.timed_out:
         entry.update(status="timeout", reason=f"no result after {settings.timeout_s:.0f} s; "
-                     f"killed during '{last['phase']}'")
+                     f"killed during '{out.phase}'")
     elif all(r is None for r in results):
         tail = "\n".join(log_text.strip().splitlines()[-REASON_LOG_LINES:])
-        entry.update(status="failed", reason=f"the launcher exited with code {proc.returncode} "
+        entry.update(status="failed", reason=f"the launcher exited with code {out.returncode} "
                      f"and no rank wrote a result; log tail:\n{tail}")
     if mode in COMPILE_MODES:
         entry["compile"] = {**(entry.get("compile") or {}), **parse_compile_log(log_text)}
-    entry["wall_s"] = time.monotonic() - begin
+    entry["wall_s"] = out.wall_s
     entry["log"] = str(log_path.relative_to(run_dir))
     traces = [rank_trace_path(run_dir, mode, r) for r in range(nproc)]
     if not any(t.exists() for t in traces):

@@ -137,6 +137,65 @@ def _trim_log(path: Path) -> None:
         write_bytes_atomic(path, b"[... log cut to its last %d bytes ...]\n" % MAX_LOG_BYTES + tail)
 
 
+@dataclass(frozen=True)
+class ChildOutcome:
+    """How a child session ended: its exit code (negative: killed by that signal), whether it
+    was killed for running past the timeout, its last announced phase, its wall time and its
+    (trimmed) log."""
+
+    returncode: int
+    timed_out: bool
+    phase: str
+    wall_s: float
+    log_text: str
+
+
+def run_child_session(
+    cmd: list[str],
+    log_path: Path,
+    *,
+    env: dict[str, str],
+    timeout_s: float,
+    mode: str,
+    on_phase: Callable[[str], None],
+    on_stop: Callable[[], None],
+) -> ChildOutcome:
+    """Run ``cmd`` in a session of its own, its output in ``log_path`` (phase lines drive
+    ``on_phase``). Past ``timeout_s`` the whole session is killed (``timed_out``). When the
+    parent is stopping (SIGINT / SIGTERM, any exception while waiting) the session is killed,
+    ``on_stop`` clears the child's partial results, and the exception goes on, a
+    :class:`RunInterrupted` told which mode and phase it stopped."""
+    last = {"phase": "start"}
+    begin = time.monotonic()
+    with log_path.open("w", encoding="utf-8") as log:
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=env, start_new_session=True, errors="replace",
+        )
+        pump = threading.Thread(target=_pump, args=(proc.stdout, log, on_phase, last))
+        pump.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_session(proc)
+        except BaseException as exc:  # the parent is stopping: the child goes with it
+            _kill_session(proc)
+            pump.join()
+            on_stop()
+            if isinstance(exc, RunInterrupted):
+                exc.during(mode, last["phase"], time.monotonic() - begin)
+            raise
+        pump.join()
+    _trim_log(log_path)
+    return ChildOutcome(
+        returncode=proc.returncode, timed_out=timed_out, phase=last["phase"],
+        wall_s=time.monotonic() - begin,
+        log_text=log_path.read_text(encoding="utf-8", errors="replace"),
+    )
+
+
 def run_mode(
     workload: Path,
     mode: str,
@@ -158,64 +217,42 @@ def run_mode(
         "--device", settings.device,
         "--settings", json.dumps(settings.child_settings(environment)),
     )
-    last = {"phase": "start"}
-    begin = time.monotonic()
-    with log_path.open("w", encoding="utf-8") as log:
-        proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env=child_env(), start_new_session=True, errors="replace",
-        )
-        pump = threading.Thread(target=_pump, args=(proc.stdout, log, on_phase, last))
-        pump.start()
-        timed_out = False
-        try:
-            proc.wait(timeout=settings.timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_session(proc)
-        except BaseException as exc:  # the parent is stopping: the child goes with it
-            _kill_session(proc)
-            pump.join()
-            result_path.unlink(missing_ok=True)
-            if isinstance(exc, RunInterrupted):
-                exc.during(mode, last["phase"], time.monotonic() - begin)
-            raise
-        pump.join()
-    _trim_log(log_path)
-    wall_s = time.monotonic() - begin
-    log_text = log_path.read_text(encoding="utf-8", errors="replace")
-    if timed_out:
+    out = run_child_session(cmd, log_path, env=child_env(), timeout_s=settings.timeout_s,
+                            mode=mode, on_phase=on_phase,
+                            on_stop=lambda: result_path.unlink(missing_ok=True))
+    log_text = out.log_text
+    if out.timed_out:
         entry: dict[str, Any] = {
             "status": "timeout",
             "reason": f"no result after {settings.timeout_s:.0f} s; killed during "
-            f"'{last['phase']}'",
+            f"'{out.phase}'",
         }
         if result_path.exists():  # a result from before the hang, kept for its numbers
             entry = {**json.loads(result_path.read_text(encoding="utf-8")), **entry}
-    elif proc.returncode < 0:
+    elif out.returncode < 0:
         tail = "\n".join(log_text.strip().splitlines()[-REASON_LOG_LINES:])
         entry = {
             "status": "crashed",
-            "reason": f"killed by {signal_name(-proc.returncode)} during '{last['phase']}'; "
+            "reason": f"killed by {signal_name(-out.returncode)} during '{out.phase}'; "
             f"log tail:\n{tail}",
         }
         if result_path.exists():  # written before the signal: kept for its numbers
             entry = {**json.loads(result_path.read_text(encoding="utf-8")), **entry}
     elif result_path.exists():
         entry = json.loads(result_path.read_text(encoding="utf-8"))
-        if proc.returncode != 0 and entry.get("status") == "ok":
-            entry.update(status="failed", reason=f"child exited with code {proc.returncode}")
+        if out.returncode != 0 and entry.get("status") == "ok":
+            entry.update(status="failed", reason=f"child exited with code {out.returncode}")
     else:
         tail = "\n".join(log_text.strip().splitlines()[-REASON_LOG_LINES:])
         entry = {
             "status": "failed",
-            "reason": f"child exited with code {proc.returncode} during '{last['phase']}' "
+            "reason": f"child exited with code {out.returncode} during '{out.phase}' "
             f"and wrote no result; log tail:\n{tail}",
         }
     result_path.unlink(missing_ok=True)
     if mode in COMPILE_MODES:
         entry["compile"] = {**(entry.get("compile") or {}), **parse_compile_log(log_text)}
-    entry["wall_s"] = wall_s
+    entry["wall_s"] = out.wall_s
     entry["log"] = str(log_path.relative_to(run_dir))
     if not trace_path.exists():
         entry.setdefault("profiled", None)
