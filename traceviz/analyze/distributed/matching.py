@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from traceviz.analyze.distributed.model import ClockAlignment
+from traceviz.analyze.gaps import nearest_rank
 from traceviz.analyze.model import HealthWarning
 
 #: Clock offsets whose spread exceeds this share of the median instance duration are warned.
@@ -20,9 +21,10 @@ SPREAD_WARN_SHARE = 0.10
 
 
 def lower_median(values: np.ndarray) -> int:
-    """The nearest-rank median (the lower one of an even count): an actual value, integer."""
-    s = np.sort(values)
-    return int(s[(len(s) - 1) // 2])
+    """The nearest-rank median (the lower one of an even count): an actual value, integer
+    (:func:`traceviz.analyze.gaps.nearest_rank` of the one group)."""
+    return int(nearest_rank(np.sort(values), np.zeros(1, np.int64),
+                            np.array([len(values)]), 0.5)[0])
 
 
 def match_instances(inst: pd.DataFrame, members: dict[str, tuple[int, ...]],
