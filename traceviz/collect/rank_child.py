@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from traceviz.atomic import write_text_atomic
 from traceviz.collect.child import failure_text, phase
 from traceviz.collect.mode_names import COMPILE_MODES, CUDAGRAPH_TREE_MODES
 
@@ -297,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         out = rank_result_path(run_dir, args.mode, run.rank)
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(run.result, indent=2, default=str), encoding="utf-8")
+        write_text_atomic(out, json.dumps(run.result, indent=2, default=str))
     if code == 0:
         import torch.distributed as dist
 
