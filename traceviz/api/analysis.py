@@ -261,9 +261,8 @@ def analyze(source: Any, *, workers: int | None = None,
     ``source`` may also be a list of paths: one path is analysed as above; several paths are
     the rank traces of one distributed run, analysed together → :class:`~traceviz.api.Ranks`
     (collectives matched across ranks, comm wait, stragglers; ``docs/metrics.md``).
-    ``workers``: processes for several traces (``None``: automatic; a single trace's decode
-    already uses two processes on big files). ``progress(done_bytes, total_bytes)`` is called
-    while decoding.
+    ``workers``: processes decoding a big trace, or analysing several (``None``: every usable
+    core, capped by memory). ``progress(done_bytes, total_bytes)`` is called while decoding.
 
     A loaded :class:`~traceviz.trace.Trace` gives the frozen
     :class:`traceviz.analyze.model.Analysis`, as before (the pipeline's pure function); wrap it
@@ -285,5 +284,5 @@ def analyze(source: Any, *, workers: int | None = None,
     if not isinstance(source, (str, os.PathLike)):
         raise UsageError(f"analyze() needs a trace path, a list of paths or a Trace, not "
                          f"{type(source).__name__}")
-    trace = load(source, progress=progress)
+    trace = load(source, progress=progress, workers=workers)
     return Analysis(trace, analyze_trace(trace))

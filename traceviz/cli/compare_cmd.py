@@ -67,6 +67,20 @@ MaxMemoryOpt = Annotated[
 ]
 
 
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option("--workers", "-j", min=1, metavar="N", help="Processes decoding a big trace "
+                 "(default: every usable core, capped by memory)."),
+]
+
+
+def apply_workers(n: int | None) -> None:
+    """Pass ``--workers`` to the loader (``None``: its default)."""
+    from traceviz.trace.parallel import set_workers
+
+    set_workers(n)
+
+
 def apply_max_memory(size: str | None) -> None:
     """Pass ``--max-memory`` to the loader (``None``: its default)."""
     from traceviz.trace.limits import parse_size, set_max_memory
@@ -144,10 +158,12 @@ def compare(
     threshold: ThresholdOpt = None,
     thresholds_file: ThresholdFileOpt = None,
     max_memory: MaxMemoryOpt = None,
+    workers: WorkersOpt = None,
     strict: StrictOpt = False,
 ) -> None:
     """Compare modes: step time, kernels and launches per step, waterfall, verdicts."""
     apply_max_memory(max_memory)
+    apply_workers(workers)
     health: list[tuple[str, Any]] = []
     if fmt is Format.text and out is None and sys.stdout.isatty():
         print_fitted_comparison(inputs, baseline, threshold, thresholds_file, health)
@@ -192,6 +208,7 @@ def check(
     threshold: ThresholdOpt = None,
     thresholds_file: ThresholdFileOpt = None,
     max_memory: MaxMemoryOpt = None,
+    workers: WorkersOpt = None,
     strict: StrictOpt = False,
 ) -> None:
     """Exit 3 when an expected verdict does not hold (a CI regression gate); 0 when all do.
@@ -206,6 +223,7 @@ def check(
     from traceviz.report.fit import KEEP, Column, fit_table
 
     apply_max_memory(max_memory)
+    apply_workers(workers)
     wanted = [parse_expectation(e) for e in expect]
     comparison = Comparison.from_paths(inputs, baseline,
                                        parse_thresholds(threshold, thresholds_file))

@@ -24,7 +24,9 @@ from traceviz.cli.compare_cmd import (
     PlotlyOpt,
     ThresholdFileOpt,
     ThresholdOpt,
+    WorkersOpt,
     apply_max_memory,
+    apply_workers,
     comparison_output,
     emit,
     print_fitted_comparison,
@@ -116,10 +118,12 @@ def report(
         "--hta", help="Add Holistic Trace Analysis's breakdowns and launch stats (needs "
         "`pip install traceviz[hta]`).")] = False,
     max_memory: MaxMemoryOpt = None,
+    workers: WorkersOpt = None,
     strict: StrictOpt = False,
 ) -> None:
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
     apply_max_memory(max_memory)
+    apply_workers(workers)
     from traceviz.report.compare_report import is_run_dir
     from traceviz.report.ranks_output import rank_trace_paths, render_ranks
 

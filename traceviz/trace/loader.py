@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -21,6 +20,7 @@ from traceviz.trace.decode import (
     string_id,
 )
 from traceviz.trace.limits import format_size, max_memory_bytes
+from traceviz.trace.parallel import check_workers, decode_spans_parallel, decode_workers
 from traceviz.trace.source import read_trace_bytes, too_large
 from traceviz.trace.tables import DeviceInfo, Trace, TraceMeta, comms_from_chunks
 from traceviz.vocab import (
@@ -33,7 +33,7 @@ from traceviz.vocab import (
 
 #: Bytes of event JSON decoded at a time (bounds the transient per-event objects).
 CHUNK_BYTES = 16 * 1024 * 1024
-#: Traces at least this large are decoded by two worker processes when the machine has >1 core.
+#: Traces at least this large are decoded by worker processes (:mod:`traceviz.trace.parallel`).
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024
 
 Progress = Callable[[int, int], None]
@@ -45,20 +45,24 @@ REPAIR_MEMORY_FACTOR = 12
 
 
 def load(path: str | Path, progress: Progress | None = None,
-         max_memory_bytes_: int | None = None) -> Trace:
+         max_memory_bytes_: int | None = None, *, workers: int | None = None) -> Trace:
     """Load a Kineto/Chrome trace (``.json`` or gzip, object or legacy array form).
 
     ``progress(done_bytes, total_bytes)`` is called as event chunks are decoded.
     ``max_memory_bytes_`` caps the JSON text held (default: :func:`limits.max_memory_bytes`,
     80 % of available memory or the CLI's ``--max-memory``); a larger trace is refused with
     :class:`~traceviz.errors.TraceTooLargeError` before decoding.
+    ``workers``: processes decoding the events of a trace of at least
+    :data:`PARALLEL_MIN_BYTES` (default: the CLI's ``--workers``, else every usable core;
+    :func:`traceviz.trace.parallel.decode_workers`).
     Raises :class:`~traceviz.errors.TracevizError` subclasses on bad input.
     """
+    check_workers(workers)
     limit = max_memory_bytes(max_memory_bytes_)
     data, gzipped, on_disk = read_trace_bytes(path, *limit)
     try:
         top, events_buf, form, notes = _split_top_level(data, str(path), limit)
-        chunks = _decode_all(events_buf, str(path), progress, notes)
+        chunks = _decode_all(events_buf, str(path), progress, notes, workers)
     except RecursionError:
         raise TraceDecodeError(f"{path}: JSON nested too deeply to decode") from None
     del events_buf
@@ -166,10 +170,10 @@ _BARE_TOKENS = re.compile(r"(:\s*)(N/A|-?inf|-?Infinity|nan|NaN)(?=\s*[,}\]])")
 
 
 def _decode_all(buf: memoryview, path: str, progress: Progress | None,
-                notes: list[str]) -> list[ColumnChunk]:
+                notes: list[str], workers: int | None = None) -> list[ColumnChunk]:
     """Decode ``buf`` (the ``traceEvents`` array) chunk by chunk; bad input → TracevizError."""
     try:
-        return _decode_chunks(buf, progress, notes)
+        return _decode_chunks(buf, progress, notes, workers)
     except msgspec.ValidationError as exc:
         raise NotATraceError(f"{path}: traceEvents entries are not event objects ({exc})"
                              ) from None
@@ -180,14 +184,13 @@ def _decode_all(buf: memoryview, path: str, progress: Progress | None,
 
 
 def _decode_chunks(buf: memoryview, progress: Progress | None,
-                   notes: list[str]) -> list[ColumnChunk]:
+                   notes: list[str], workers: int | None) -> list[ColumnChunk]:
     total = len(buf)
     spans = split_event_array(buf, CHUNK_BYTES)
-    if len(spans) > 1 and total >= PARALLEL_MIN_BYTES and (os.cpu_count() or 1) > 1:
-        from traceviz.trace.parallel import decode_spans_parallel
-
+    n = decode_workers(workers, len(spans)) if total >= PARALLEL_MIN_BYTES else 1
+    if n > 1:
         try:
-            return decode_spans_parallel(buf, spans, progress)
+            return decode_spans_parallel(buf, spans, n, progress)
         except msgspec.DecodeError as exc:
             if isinstance(exc, msgspec.ValidationError) or "truncated" not in str(exc):
                 raise
