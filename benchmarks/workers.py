@@ -1,0 +1,158 @@
+"""How `traceviz report` on one big trace scales with the loader's ``--workers`` (issue 11).
+
+    python -m benchmarks.workers --trace big.json --workers 1,2,4,8,16 --repeat 3
+
+Each run is a fresh ``python -m traceviz report TRACE --format json --workers N`` child; the
+worker counts are interleaved round by round (the order rotates each round) so drift on the
+machine hits every count alike. While a run lasts, its process tree's memory is sampled every
+``--sample-ms``: the sum of RSS (counts pages shared by forked workers once per process, an
+over-estimate) and the sum of PSS (each shared page split between its sharers: the tree's
+real footprint). The JSON outputs of all counts must be byte-identical (checked, recorded).
+
+Writes ``benchmarks/results/<date>-workers-<host>.json`` (or ``--out``) and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+            return [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+
+
+def _tree(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(_children(p))
+    return out
+
+
+def _rss_pss_bytes(pid: int) -> tuple[int, int]:
+    """``(rss, pss)`` of one process in bytes from ``/proc/PID/smaps_rollup`` (0 if gone)."""
+    rss = pss = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Rss:"):
+                    rss = int(line.split()[1]) * 1024
+                elif line.startswith("Pss:"):
+                    pss = int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return rss, pss
+
+
+def run_once(trace: Path, workers: int, out: Path, sample_s: float) -> dict[str, float]:
+    """One timed ``report --format json`` child: wall seconds and peak tree RSS / PSS bytes."""
+    cmd = [sys.executable, "-m", "traceviz", "report", str(trace), "--format", "json",
+           "-o", str(out), "--force", "--workers", str(workers)]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak_rss = peak_pss = 0
+    while proc.poll() is None:
+        rss = pss = 0
+        for p in _tree(proc.pid):
+            r, s = _rss_pss_bytes(p)
+            rss += r
+            pss += s
+        peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
+        time.sleep(sample_s)
+    wall = time.perf_counter() - t0
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {err.strip()}")
+    return {"wall_s": wall, "peak_tree_rss_bytes": peak_rss, "peak_tree_pss_bytes": peak_pss}
+
+
+def measure(trace: Path, counts: list[int], repeat: int, sample_s: float) -> dict:
+    """Interleaved runs of every worker count; per count the runs, medians and output hash."""
+    runs: dict[int, list[dict[str, float]]] = {n: [] for n in counts}
+    digests: dict[int, set[str]] = {n: set() for n in counts}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(repeat):
+            order = counts[r % len(counts):] + counts[: r % len(counts)]
+            for n in order:
+                out = Path(tmp) / f"w{n}.json"
+                runs[n].append(run_once(trace, n, out, sample_s))
+                digests[n].add(hashlib.sha256(out.read_bytes()).hexdigest())
+                print(f"  round {r + 1}/{repeat} workers {n:>2}: {runs[n][-1]['wall_s']:.2f} s",
+                      file=sys.stderr)
+    size = trace.stat().st_size
+    base = statistics.median(x["wall_s"] for x in runs[counts[0]])
+    rows = []
+    for n in counts:
+        wall = statistics.median(x["wall_s"] for x in runs[n])
+        pss = max(x["peak_tree_pss_bytes"] for x in runs[n])
+        rss = max(x["peak_tree_rss_bytes"] for x in runs[n])
+        rows.append({"workers": n, "wall_s_median": round(wall, 3),
+                     "wall_s": [round(x["wall_s"], 3) for x in runs[n]],
+                     f"speedup_vs_{counts[0]}": round(base / wall, 2),
+                     "peak_tree_pss_bytes": pss, "peak_tree_rss_bytes": rss,
+                     "peak_pss_over_file": round(pss / size, 2),
+                     "output_sha256": sorted(digests[n])})
+    identical = len({d for n in counts for d in digests[n]}) == 1
+    return {"trace": str(trace), "trace_bytes": size, "repeat": repeat, "rows": rows,
+            "outputs_identical": identical}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--trace", type=Path, required=True, help="the trace to report on")
+    ap.add_argument("--workers", default="1,2,4,8,16", help="comma-separated worker counts")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per worker count (median)")
+    ap.add_argument("--sample-ms", type=float, default=20.0, help="memory sampling period")
+    ap.add_argument("-o", "--out", type=Path, help="results JSON")
+    a = ap.parse_args(argv)
+    counts = [int(x) for x in a.workers.split(",")]
+    result = measure(a.trace, counts, a.repeat, a.sample_ms / 1000)
+    result["machine"] = {"host": platform.node(), "cpus": os.cpu_count(),
+                         "usable_cpus": len(os.sched_getaffinity(0)),
+                         "cpu_model": _cpu_model(), "python": platform.python_version()}
+    result["date"] = datetime.now(UTC).isoformat(timespec="seconds")
+    out = a.out or RESULTS / f"{datetime.now(UTC):%Y-%m-%d}-workers-{platform.node()}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    size = result["trace_bytes"]
+    print(f"{a.trace} ({size / 1e9:.2f} GB), {result['machine']['usable_cpus']} usable cores; "
+          f"outputs identical: {result['outputs_identical']}")
+    print(f"{'workers':>7} {'median s':>9} {'speed-up':>8} {'peak PSS':>9} {'PSS/file':>8}")
+    for row in result["rows"]:
+        sp = next(v for k, v in row.items() if k.startswith("speedup"))
+        print(f"{row['workers']:>7} {row['wall_s_median']:>9.2f} {sp:>7.2f}x "
+              f"{row['peak_tree_pss_bytes'] / 1e9:>7.2f}GB {row['peak_pss_over_file']:>8.2f}")
+    print(f"→ {out}")
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+if __name__ == "__main__":
+    main()
