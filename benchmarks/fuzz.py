@@ -8,7 +8,9 @@ keys, change types, truncate, duplicate, reorder, huge numbers, NaN/∞/negative
 non-UTF-8 bytes, deeply nested args, whitespace runs, corrupt gzip …), writes it as ``.json``
 or ``.json.gz`` and runs the report on it in a child process forked from this one (imports
 are paid once). Example ``i`` depends only on ``(seed, i)``, so any example can be replayed
-alone (``--only I``) whatever ``--workers`` was.
+alone (``--only I``) whatever ``--workers`` was. Odd examples take the big-trace loader path
+(mapped file, skeleton split, events decoded by 2 workers from 4 KB chunks), even ones the
+small-trace path.
 
 Each outcome is classified:
 
@@ -390,8 +392,14 @@ def _child(seeds: list[Seed], seed: int, index: int, work: Path) -> None:
         sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
         from traceviz.cli.app import app
 
+        argv = ["report", str(trace), "--format", "json"]
+        if index % 2:  # odd examples take the big-trace path: mapped, split fast, 2 workers
+            import traceviz.trace.loader as loader
+
+            loader.PARALLEL_MIN_BYTES, loader.CHUNK_BYTES = 0, 4096
+            argv += ["--workers", "2"]
         try:
-            app(["report", str(trace), "--format", "json"], prog_name="traceviz")
+            app(argv, prog_name="traceviz")
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

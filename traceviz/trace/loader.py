@@ -15,13 +15,14 @@ import pandas as pd
 from traceviz.errors import NotATraceError, TraceDecodeError
 from traceviz.trace.decode import (
     ColumnChunk,
+    decode_chunk,
     decode_span,
     split_event_array,
     string_id,
 )
 from traceviz.trace.limits import format_size, max_memory_bytes
 from traceviz.trace.parallel import check_workers, decode_spans_parallel, decode_workers
-from traceviz.trace.source import read_trace_bytes, too_large
+from traceviz.trace.source import TraceBytes, read_trace_bytes, too_large
 from traceviz.trace.tables import DeviceInfo, Trace, TraceMeta, comms_from_chunks
 from traceviz.vocab import (
     CPU_CATEGORIES,
@@ -59,13 +60,17 @@ def load(path: str | Path, progress: Progress | None = None,
     """
     check_workers(workers)
     limit = max_memory_bytes(max_memory_bytes_)
-    data, gzipped, on_disk = read_trace_bytes(path, *limit)
+    data, gzipped, on_disk = read_trace_bytes(path, *limit, map_from_bytes=PARALLEL_MIN_BYTES)
     try:
-        top, events_buf, form, notes = _split_top_level(data, str(path), limit)
-        chunks = _decode_all(events_buf, str(path), progress, notes, workers)
+        parts = _split_and_decode_fast(data, str(path), progress, workers)
+        if parts is None:
+            top, events_buf, form, notes = _split_top_level(data, str(path), limit)
+            chunks = _decode_all(events_buf, str(path), progress, notes, workers)
+            del events_buf
+        else:
+            top, form, notes, chunks = parts
     except RecursionError:
         raise TraceDecodeError(f"{path}: JSON nested too deeply to decode") from None
-    del events_buf
     return _build_trace(str(path), on_disk, len(data), gzipped, form, top, chunks, notes)
 
 
@@ -73,10 +78,102 @@ def load(path: str | Path, progress: Progress | None = None,
 
 _TOP_DECODER = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _LEADING_WS = re.compile(rb"\s*")
+_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
+_EVENT_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+#: Where an array of objects can end: ``}`` (or ``[``: empty) ``]``, then ``,`` or ``}``.
+_ARRAY_END = re.compile(rb"[}\[]\s*(\])\s*[,}]")
+#: The fast split looks for the ``traceEvents`` array in this many bytes at each end.
+SKELETON_BYTES = 1024 * 1024
+#: ... and tries at most this many possible array ends, last first.
+SKELETON_TRIES = 16
+
+
+def _split_and_decode_fast(data: TraceBytes, path: str, progress: Progress | None,
+                           workers: int | None
+                           ) -> tuple[dict[str, Any], str, list[str], list[ColumnChunk]] | None:
+    """Split a big object-form trace without a serial pass over its events; ``None`` when
+    this does not apply or fails (the caller then takes the general path, which gives the
+    exact error).
+
+    Guess the array: ``H`` = the text up to the first ``"traceEvents": [``, ``T`` = the text
+    after one of the last ``]`` bytes that can end an array of objects. The guess is right
+    when ``H + [] + T`` decodes as an object whose (last) ``traceEvents`` value is that
+    ``[]``, and the bytes between decode, chunk by chunk (in parallel), as events: then the
+    whole text is that object with that array — valid JSON has one parse — so the result
+    equals the general path's, whose whole-text decode of the skeleton is the serial pass
+    this saves.
+    """
+    if len(data) < PARALLEL_MIN_BYTES:
+        return None
+    start = _LEADING_WS.match(data).end()
+    if data[start : start + 1] != b"{":
+        return None
+    m = _EVENTS_KEY.search(data, start, start + SKELETON_BYTES)
+    if m is None:
+        return None
+    head = bytes(data[: m.end() - 1])
+    floor = max(m.end() - 1, len(data) - SKELETON_BYTES)
+    ends = [e.start(1) for e in _ARRAY_END.finditer(data, floor)]
+    for end in ends[: -SKELETON_TRIES - 1 : -1]:
+        skeleton = head + b"[]" + bytes(data[end + 1 :])
+        try:
+            raw_top = _TOP_DECODER.decode(skeleton)
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            continue
+        events = raw_top.pop("traceEvents", None)
+        if (events is None or _offset_in(skeleton, events) != len(head) or len(events) != 2
+                or not _last_events_decode(data, len(head), end)):
+            continue
+        notes: list[str] = []
+        try:
+            chunks = _decode_chunks(memoryview(data)[len(head) : end + 1], progress, notes,
+                                    workers)
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            return None
+        return _top_values(raw_top, notes), "object", notes, chunks
+    return None
+
+
+def _last_events_decode(data: TraceBytes, start: int, end: int) -> bool:
+    """Whether the events in the final :data:`SKELETON_BYTES` before ``end`` (from the first
+    ``}, {`` there; the whole array when it is shorter) decode: a cheap probe that rejects a
+    wrong array end — one that takes later top-level members in — before the full decode."""
+    window = max(start + 1, end - SKELETON_BYTES)
+    if window > start + 1:
+        first = _EVENT_BOUNDARY.search(data, window, end)
+        if first is None:
+            return True  # one event longer than the window: no cheap probe
+        window = first.end() - 1
+    try:
+        decode_chunk(b"[" + bytes(data[window:end]) + b"]")
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return False
+    return True
+
+
+def _offset_in(buf: bytes, raw: msgspec.Raw) -> int:
+    """Where msgspec's zero-copy ``raw`` starts in ``buf`` (-1: it is a copy)."""
+    inner = np.frombuffer(raw, dtype=np.uint8)
+    if not len(inner):
+        return -1
+    offset = inner.ctypes.data - np.frombuffer(buf, dtype=np.uint8).ctypes.data
+    return offset if 0 <= offset <= len(buf) - len(inner) else -1
+
+
+def _top_values(raw_top: dict[str, msgspec.Raw], notes: list[str]) -> dict[str, Any]:
+    """Decode the top-level values other than ``traceEvents``; an invalid one is noted and
+    ignored."""
+    top: dict[str, Any] = {}
+    for key, raw in raw_top.items():
+        try:
+            top[key] = msgspec.json.decode(raw)
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            notes.append(f"top-level key {key!r} is not valid JSON; ignored")
+    return top
 
 
 def _split_top_level(
-    data: bytearray, path: str, limit: tuple[int, str]
+    data: TraceBytes, path: str, limit: tuple[int, str]
 ) -> tuple[dict[str, Any], memoryview, str, list[str]]:
     """Return the decoded top-level metadata, a writable view of ``traceEvents`` in ``data``,
     and the form."""
@@ -109,28 +206,22 @@ def _split_top_level(
         raise NotATraceError(
             f"{path}: JSON object without 'traceEvents': not a Chrome/Kineto trace"
         )
-    top: dict[str, Any] = {}
-    for key, raw in raw_top.items():
-        try:
-            top[key] = msgspec.json.decode(raw)
-        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-            notes.append(f"top-level key {key!r} is not valid JSON; ignored")
+    top = _top_values(raw_top, notes)
     events_buf = _view_into(data, events_raw)
     if events_buf[:1] != b"[":
         raise NotATraceError(f"{path}: 'traceEvents' is not an array")
     return top, events_buf, "object", notes
 
 
-def _view_into(data: bytearray, raw: msgspec.Raw) -> memoryview:
+def _view_into(data: TraceBytes, raw: msgspec.Raw) -> memoryview:
     """A writable view of ``data`` covering ``raw`` (msgspec's zero-copy slice of it)."""
-    inner = np.frombuffer(raw, dtype=np.uint8)
-    offset = inner.ctypes.data - np.frombuffer(data, dtype=np.uint8).ctypes.data
-    if 0 <= offset <= len(data) - len(inner):
-        return memoryview(data)[offset : offset + len(inner)]
+    offset = _offset_in(data, raw)
+    if offset >= 0:
+        return memoryview(data)[offset : offset + len(raw)]
     return memoryview(bytearray(raw))  # pragma: no cover - msgspec copied the value
 
 
-def _repair(data: bytearray, path: str, exc: Exception, notes: list[str],
+def _repair(data: TraceBytes, path: str, exc: Exception, notes: list[str],
             limit: tuple[int, str]) -> bytearray:
     """Second chance for JSON that Kineto wrote invalid: control characters in names
     (``strict=False``) and bare ``N/A`` / ``inf`` / ``nan`` tokens; invalid UTF-8 becomes
@@ -142,7 +233,7 @@ def _repair(data: bytearray, path: str, exc: Exception, notes: list[str],
     if need > limit[0]:
         raise too_large(Path(path), f"is invalid JSON ({msg}); repairing it needs about "
                         f"{format_size(need)}", *limit)
-    text = data.decode("utf-8", "replace")
+    text = str(data, "utf-8", "replace")
     text = _BARE_TOKENS.sub(r'\1"\2"', text)
     text = _LONE_SURROGATE.sub("\ufffd", text)
     try:

@@ -5,11 +5,15 @@ Gzip is recognised by its magic number, not by the suffix, and inflated as a str
 is never held whole and the inflated text exists once. The inflated size is counted while
 streaming and reading stops as soon as it passes the limit; the gzip trailer's ``ISIZE``
 (the size mod 2³²) refuses a too-large file before any inflating when it is believable.
-Plain JSON is checked against the limit by its size on disk, then read in place.
+Plain JSON is checked against the limit by its size on disk, then read into the buffer —
+or, from ``map_from_bytes`` on, mapped copy-on-write (``mmap.ACCESS_COPY``): no read pass and
+no second copy of the text (the pages are the file's page cache until a byte is written, and
+the decode writes two bytes per chunk), and forked decode workers fault their own chunks in.
 """
 
 from __future__ import annotations
 
+import mmap
 from pathlib import Path
 from typing import BinaryIO
 
@@ -30,13 +34,20 @@ def too_large(path: Path, size: str, limit: int, source: str) -> TraceTooLargeEr
     )
 
 
+#: A writable buffer of the JSON text: read into memory, or mapped copy-on-write.
+TraceBytes = bytearray | mmap.mmap
+
+
 def read_trace_bytes(
-    path: str | Path, limit: int | None = None, source: str = "--max-memory"
-) -> tuple[bytearray, bool, int]:
+    path: str | Path, limit: int | None = None, source: str = "--max-memory",
+    map_from_bytes: int | None = None,
+) -> tuple[TraceBytes, bool, int]:
     """Return ``(json_bytes, was_gzipped, size_on_disk_bytes)`` for ``path``.
 
-    Raises :class:`TraceTooLargeError` when the JSON text is larger than ``limit`` bytes
-    (``source`` says where the limit comes from; ``None``: :func:`limits.max_memory_bytes`).
+    Plain JSON of at least ``map_from_bytes`` bytes (``None``: never) is mapped copy-on-write
+    instead of read. Raises :class:`TraceTooLargeError` when the JSON text is larger than
+    ``limit`` bytes (``source`` says where the limit comes from; ``None``:
+    :func:`limits.max_memory_bytes`).
     """
     if limit is None:
         limit, source = max_memory_bytes()
@@ -53,6 +64,8 @@ def read_trace_bytes(
                 return _inflate(f, p, limit, source), True, on_disk
             if on_disk > limit:
                 raise too_large(p, f"is {format_size(on_disk)} of JSON", limit, source)
+            if map_from_bytes is not None and on_disk >= max(1, map_from_bytes):
+                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY), False, on_disk
             f.seek(0)
             buf = bytearray(on_disk)
             n = f.readinto(buf)
