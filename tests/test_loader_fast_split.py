@@ -16,6 +16,7 @@ import pytest
 
 import traceviz
 import traceviz.trace.loader as loader
+import traceviz.trace.source as source
 from tests.kineto import TraceBuilder
 from traceviz.api import Analysis
 from traceviz.errors import TracevizError
@@ -44,7 +45,7 @@ def _text(b: TraceBuilder, before: str = "", after: str = "") -> str:
 
 @pytest.fixture
 def big_path() -> Iterator[list[bool]]:
-    """Every trace counts as big (mapped, split fast, decoded in 3 workers from 300-byte
+    """Every trace counts as big (read by threads, split fast, decoded in 3 workers from 300-byte
     chunks); yields whether each fast attempt succeeded."""
     taken: list[bool] = []
     real = loader._split_and_decode_fast
@@ -136,7 +137,7 @@ def test_an_event_that_is_not_an_object_gives_the_general_paths_error(
     assert big_path == [False]
 
 
-def test_a_mapped_trace_file_is_not_changed_by_the_in_place_decode(
+def test_the_trace_file_is_not_changed_by_the_in_place_decode(
         tmp_path: Path, big_path: list[bool]) -> None:
     p = tmp_path / "t.json"
     p.write_text(_text(_builder()))
@@ -144,3 +145,25 @@ def test_a_mapped_trace_file_is_not_changed_by_the_in_place_decode(
     traceviz.load(p, workers=3)
     assert p.read_bytes() == before
     assert big_path == [True]
+
+
+def test_threaded_read_copies_every_slice_and_stops_at_a_short_file(tmp_path: Path) -> None:
+    p = tmp_path / "f.bin"
+    data = bytes(range(256)) * 40  # 10,240 bytes
+    p.write_bytes(data)
+    with mock.patch.object(source, "READ_SLICE_BYTES", 1000), p.open("rb") as f:
+        buf = bytearray(len(data))
+        assert source._read_threaded(f.fileno(), buf, 4) == len(data)
+        assert buf == data
+        longer = bytearray(len(data) + 2500)  # the file shrank after its size was taken
+        assert source._read_threaded(f.fileno(), longer, 4) == len(data)
+        assert longer[: len(data)] == data
+
+
+def test_a_big_plain_trace_read_by_threads_loads_like_a_small_one(tmp_path: Path) -> None:
+    p = tmp_path / "t.json"
+    p.write_text(_text(_builder()))
+    small = _json(p)
+    with mock.patch.object(loader, "PARALLEL_MIN_BYTES", 0), \
+            mock.patch.object(source, "READ_SLICE_BYTES", 512):
+        assert _json(p, workers=4) == small

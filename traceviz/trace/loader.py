@@ -22,7 +22,7 @@ from traceviz.trace.decode import (
 )
 from traceviz.trace.limits import format_size, max_memory_bytes
 from traceviz.trace.parallel import check_workers, decode_spans_parallel, decode_workers
-from traceviz.trace.source import TraceBytes, read_trace_bytes, too_large
+from traceviz.trace.source import read_trace_bytes, too_large
 from traceviz.trace.tables import DeviceInfo, Trace, TraceMeta, comms_from_chunks
 from traceviz.vocab import (
     CPU_CATEGORIES,
@@ -34,8 +34,11 @@ from traceviz.vocab import (
 
 #: Bytes of event JSON decoded at a time (bounds the transient per-event objects).
 CHUNK_BYTES = 16 * 1024 * 1024
-#: Traces at least this large are decoded by worker processes (:mod:`traceviz.trace.parallel`).
+#: Traces at least this large are read by threads and decoded by worker processes
+#: (:mod:`traceviz.trace.parallel`).
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024
+#: At most this many threads read a plain JSON file.
+READ_THREADS_MAX = 64
 
 Progress = Callable[[int, int], None]
 
@@ -60,7 +63,9 @@ def load(path: str | Path, progress: Progress | None = None,
     """
     check_workers(workers)
     limit = max_memory_bytes(max_memory_bytes_)
-    data, gzipped, on_disk = read_trace_bytes(path, *limit, map_from_bytes=PARALLEL_MIN_BYTES)
+    data, gzipped, on_disk = read_trace_bytes(
+        path, *limit, threads=decode_workers(workers, READ_THREADS_MAX),
+        threads_from_bytes=PARALLEL_MIN_BYTES)
     try:
         parts = _split_and_decode_fast(data, str(path), progress, workers)
         if parts is None:
@@ -88,7 +93,7 @@ SKELETON_BYTES = 1024 * 1024
 SKELETON_TRIES = 16
 
 
-def _split_and_decode_fast(data: TraceBytes, path: str, progress: Progress | None,
+def _split_and_decode_fast(data: bytearray, path: str, progress: Progress | None,
                            workers: int | None
                            ) -> tuple[dict[str, Any], str, list[str], list[ColumnChunk]] | None:
     """Split a big object-form trace without a serial pass over its events; ``None`` when
@@ -134,7 +139,7 @@ def _split_and_decode_fast(data: TraceBytes, path: str, progress: Progress | Non
     return None
 
 
-def _last_events_decode(data: TraceBytes, start: int, end: int) -> bool:
+def _last_events_decode(data: bytearray, start: int, end: int) -> bool:
     """Whether the events in the final :data:`SKELETON_BYTES` before ``end`` (from the first
     ``}, {`` there; the whole array when it is shorter) decode: a cheap probe that rejects a
     wrong array end — one that takes later top-level members in — before the full decode."""
@@ -173,7 +178,7 @@ def _top_values(raw_top: dict[str, msgspec.Raw], notes: list[str]) -> dict[str, 
 
 
 def _split_top_level(
-    data: TraceBytes, path: str, limit: tuple[int, str]
+    data: bytearray, path: str, limit: tuple[int, str]
 ) -> tuple[dict[str, Any], memoryview, str, list[str]]:
     """Return the decoded top-level metadata, a writable view of ``traceEvents`` in ``data``,
     and the form."""
@@ -213,7 +218,7 @@ def _split_top_level(
     return top, events_buf, "object", notes
 
 
-def _view_into(data: TraceBytes, raw: msgspec.Raw) -> memoryview:
+def _view_into(data: bytearray, raw: msgspec.Raw) -> memoryview:
     """A writable view of ``data`` covering ``raw`` (msgspec's zero-copy slice of it)."""
     offset = _offset_in(data, raw)
     if offset >= 0:
@@ -221,7 +226,7 @@ def _view_into(data: TraceBytes, raw: msgspec.Raw) -> memoryview:
     return memoryview(bytearray(raw))  # pragma: no cover - msgspec copied the value
 
 
-def _repair(data: TraceBytes, path: str, exc: Exception, notes: list[str],
+def _repair(data: bytearray, path: str, exc: Exception, notes: list[str],
             limit: tuple[int, str]) -> bytearray:
     """Second chance for JSON that Kineto wrote invalid: control characters in names
     (``strict=False``) and bare ``N/A`` / ``inf`` / ``nan`` tokens; invalid UTF-8 becomes

@@ -5,15 +5,16 @@ Gzip is recognised by its magic number, not by the suffix, and inflated as a str
 is never held whole and the inflated text exists once. The inflated size is counted while
 streaming and reading stops as soon as it passes the limit; the gzip trailer's ``ISIZE``
 (the size mod 2³²) refuses a too-large file before any inflating when it is believable.
-Plain JSON is checked against the limit by its size on disk, then read into the buffer —
-or, from ``map_from_bytes`` on, mapped copy-on-write (``mmap.ACCESS_COPY``): no read pass and
-no second copy of the text (the pages are the file's page cache until a byte is written, and
-the decode writes two bytes per chunk), and forked decode workers fault their own chunks in.
+Plain JSON is checked against the limit by its size on disk, then read into the buffer; from
+``threads_from_bytes`` on, by several threads at once (``os.preadv`` into slices of the buffer
+releases the GIL, so the copy and the page faults of a GB-sized buffer run on all cores). The
+file is read, not mapped: a mapped file truncated by its writer meanwhile would kill the
+process with SIGBUS; a read sees a short file and reports it.
 """
 
 from __future__ import annotations
 
-import mmap
+import os
 from pathlib import Path
 from typing import BinaryIO
 
@@ -34,18 +35,18 @@ def too_large(path: Path, size: str, limit: int, source: str) -> TraceTooLargeEr
     )
 
 
-#: A writable buffer of the JSON text: read into memory, or mapped copy-on-write.
-TraceBytes = bytearray | mmap.mmap
+#: Bytes each reading thread copies per call.
+READ_SLICE_BYTES = 64 * 1024 * 1024
 
 
 def read_trace_bytes(
     path: str | Path, limit: int | None = None, source: str = "--max-memory",
-    map_from_bytes: int | None = None,
-) -> tuple[TraceBytes, bool, int]:
+    threads: int = 1, threads_from_bytes: int = 0,
+) -> tuple[bytearray, bool, int]:
     """Return ``(json_bytes, was_gzipped, size_on_disk_bytes)`` for ``path``.
 
-    Plain JSON of at least ``map_from_bytes`` bytes (``None``: never) is mapped copy-on-write
-    instead of read. Raises :class:`TraceTooLargeError` when the JSON text is larger than
+    Plain JSON of at least ``threads_from_bytes`` bytes is read by ``threads`` threads.
+    Raises :class:`TraceTooLargeError` when the JSON text is larger than
     ``limit`` bytes (``source`` says where the limit comes from; ``None``:
     :func:`limits.max_memory_bytes`).
     """
@@ -64,16 +65,45 @@ def read_trace_bytes(
                 return _inflate(f, p, limit, source), True, on_disk
             if on_disk > limit:
                 raise too_large(p, f"is {format_size(on_disk)} of JSON", limit, source)
-            if map_from_bytes is not None and on_disk >= max(1, map_from_bytes):
-                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY), False, on_disk
-            f.seek(0)
             buf = bytearray(on_disk)
-            n = f.readinto(buf)
+            if threads > 1 and on_disk >= threads_from_bytes:
+                n = _read_threaded(f.fileno(), buf, threads)
+            else:
+                f.seek(0)
+                n = f.readinto(buf)
             if n != on_disk:
                 del buf[n:]
             return buf, False, on_disk
     except OSError as exc:
         raise TraceNotFoundError(f"{p}: cannot read ({exc.strerror or exc})") from None
+
+
+def _read_threaded(fd: int, buf: bytearray, threads: int) -> int:
+    """Fill ``buf`` from ``fd`` with ``threads`` threads, :data:`READ_SLICE_BYTES` per call;
+    returns the bytes read (less than ``len(buf)`` if the file shrank meanwhile)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    view = memoryview(buf)
+    offsets = range(0, len(buf), READ_SLICE_BYTES)
+
+    def read_slice(at: int) -> int:
+        part = view[at : at + READ_SLICE_BYTES]
+        done = 0
+        while done < len(part):
+            n = os.preadv(fd, [part[done:]], at + done)
+            if n == 0:
+                break
+            done += n
+        return done
+
+    with ThreadPoolExecutor(max(1, min(len(offsets), threads))) as pool:
+        got = list(pool.map(read_slice, offsets))
+    full = 0
+    for at, n in zip(offsets, got, strict=True):
+        if n < min(READ_SLICE_BYTES, len(buf) - at):
+            return at + n
+        full = at + n
+    return full
 
 
 def _check_isize(f: BinaryIO, path: Path, on_disk: int, limit: int, source: str) -> None:
