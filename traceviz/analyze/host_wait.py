@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
@@ -173,9 +174,11 @@ def top_rows(rows: tuple[SourceRow, ...], n: int, total_ns: int) -> tuple[Source
 
 @dataclass(frozen=True)
 class _Events:
-    """All candidate CPU events (cpu table minus step markers, plus runtime calls)."""
+    """All candidate CPU events (cpu table minus step markers, plus runtime calls), grouped by
+    thread: thread ``k``'s events are ``[offsets[k], offsets[k + 1])``, its cpu rows (in table
+    order) before its runtime rows (in table order)."""
 
-    thread: np.ndarray  # int64 thread id (index into the factorised (pid, tid) pairs)
+    offsets: np.ndarray  # int64, one more than the threads
     start: np.ndarray  # int64 ns
     end: np.ndarray  # int64 ns
     rank: np.ndarray  # int8 tie order
@@ -183,33 +186,48 @@ class _Events:
 
 
 def _events(trace: Trace, thread_of: dict[tuple[int, int], int]) -> _Events:
+    """Only the selected rows are gathered, once, straight into the output arrays (a trace's
+    tables are large: every full-size temporary costs)."""
     cpu, rt = trace.cpu, trace.runtime
     names = trace.names
     step_codes = np.fromiter((i for i, n in enumerate(names) if STEP_MARKER.match(n)), np.int64)
-    c_code = cpu["name"].cat.codes.to_numpy().astype(np.int64)
     c_cat = cpu["cat"].to_numpy()
-    keep_c = ~(np.isin(c_code, step_codes) & (c_cat == Category.USER_ANNOTATION))
+    is_marker = np.isin(cpu["name"].cat.codes.to_numpy(), step_codes) & (
+        c_cat == Category.USER_ANNOTATION)
     rank_lut = np.full(max(Category) + 1, _RANK[Category.CPU_OP], np.int8)
     for cat, r in _RANK.items():
         rank_lut[cat] = r
-    is_marker = ~keep_c
     markers = (_thread_ids(cpu["pid"].to_numpy()[is_marker], cpu["tid"].to_numpy()[is_marker],
                            thread_of),
                cpu["ts_ns"].to_numpy()[is_marker], cpu["end_ns"].to_numpy()[is_marker])
-    parts = []
-    for table, keep, rank in (
-        (cpu, keep_c, rank_lut[c_cat.astype(np.int64)] if len(cpu) else np.zeros(0, np.int8)),
-        (rt, np.ones(len(rt), bool), np.full(len(rt), _RUNTIME_RANK, np.int8)),
-    ):
-        pid = table["pid"].to_numpy()[keep]
-        tid = table["tid"].to_numpy()[keep]
-        th = _thread_ids(pid, tid, thread_of)
-        start = table["ts_ns"].to_numpy()[keep]
-        end = table["end_ns"].to_numpy()[keep]
-        ok = (th >= 0) & (end > start) & ~_encloses_step(th, start, end, *markers)
-        parts.append((th[ok], start[ok], end[ok], rank[keep][ok],
-                      table["name"].cat.codes.to_numpy().astype(np.int64)[keep][ok]))
-    return _Events(*(np.concatenate([p[i] for p in parts]) for i in range(5)))
+    rows: list[tuple[int, np.ndarray]] = []  # (0 cpu / 1 runtime, rows), thread by thread
+    thread_rows = [_thread_ids(t["pid"].to_numpy(), t["tid"].to_numpy(), thread_of)
+                   for t in (cpu, rt)]
+    for k in range(len(thread_of)):
+        for which, (table, th) in enumerate(zip((cpu, rt), thread_rows, strict=True)):
+            start, end = table["ts_ns"].to_numpy(), table["end_ns"].to_numpy()
+            cand = th == k
+            if which == 0:
+                cand &= ~is_marker
+            at = np.flatnonzero(cand)
+            at = at[end[at] > start[at]]
+            at = at[~_encloses_step(th[at], start[at], end[at], *markers)]
+            rows.append((which, at))
+    counts = [len(at) for _, at in rows]
+    n = sum(counts)
+    out = _Events(np.array([0, *np.cumsum(counts).tolist()[1::2]], np.int64),
+                  np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int8),
+                  np.empty(n, np.int64))
+    lo = 0
+    for which, at in rows:
+        table = (cpu, rt)[which]
+        sl = slice(lo, lo + len(at))
+        np.take(table["ts_ns"].to_numpy(), at, out=out.start[sl])
+        np.take(table["end_ns"].to_numpy(), at, out=out.end[sl])
+        out.name[sl] = table["name"].cat.codes.to_numpy()[at]
+        out.rank[sl] = rank_lut[c_cat[at]] if which == 0 else _RUNTIME_RANK
+        lo += len(at)
+    return out
 
 
 def _encloses_step(thread: np.ndarray, start: np.ndarray, end: np.ndarray,
@@ -254,45 +272,68 @@ class _Nesting:
     inner: np.ndarray  # innermost open sorted position on [times[k], times[k+1]); -1 none
 
 
-def _boundaries(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sorted open/close boundaries of events in nesting order: (time, is_start, position).
+def _nesting_order(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Event indices sorted by start, then end descending (outer first), then ``rank``, then
+    input order: ``np.lexsort((rank, -end, start))``, computed as one stable sort of the
+    starts (a thread's events arrive as a few sorted runs) plus a lexsort of the tied starts."""
+    order = np.argsort(start, kind="stable")
+    s = start[order]
+    tie = s[1:] == s[:-1]
+    if tie.any():
+        tied = np.zeros(len(s), bool)
+        tied[1:] = tie
+        tied[:-1] |= tie
+        at = np.flatnonzero(tied)  # runs of equal starts, each contiguous
+        group = np.cumsum(np.append(0, ~tie))[at]  # run number of each tied position
+        sub = order[at]
+        order[at] = sub[np.lexsort((rank[sub], -end[sub], group))]
+    return order
+
+
+def _boundaries(start: np.ndarray, end: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted open/close boundaries of events in nesting order: (time, is_start, position;
+    and the index of each event's open in them).
 
     At equal times, closes come before opens; closes inner-first, opens outer-first. The opens
     are already in order (``start`` is sorted, outer first); the closes take one stable sort
-    of the reversed ends (inner first on ties), and the two runs are merged by searchsorted.
+    of the reversed ends (inner first on ties); one more stable sort merges the two sorted
+    runs, closes first.
     """
     n = len(start)
     close = n - 1 - np.argsort(end[::-1], kind="stable")  # positions by end, inner first
-    close_t = end[close]
-    at_open = np.arange(n) + np.searchsorted(close_t, start, side="right")
-    at_close = np.arange(n) + np.searchsorted(start, close_t, side="left")
-    t = np.empty(2 * n, np.int64)
-    is_start = np.zeros(2 * n, bool)
-    pos = np.empty(2 * n, np.int64)
-    t[at_open], t[at_close] = start, close_t
-    is_start[at_open] = True
-    pos[at_open], pos[at_close] = np.arange(n), close
-    return t, is_start, pos
+    merged = np.argsort(np.concatenate([end[close], start]), kind="stable")
+    is_start = merged >= n
+    pos = np.where(is_start, merged - n, close[np.minimum(merged, max(n - 1, 0))]
+                   ) if n else merged
+    t = np.where(is_start, start[pos], end[pos]) if n else np.zeros(0, np.int64)
+    return t, is_start, pos, np.flatnonzero(is_start)
+
+
+def _parents(depth: np.ndarray) -> np.ndarray:
+    """Per position: the last earlier position one level up (-1 at depth 0): the parent."""
+    parent = np.full(len(depth), -1, np.int64)
+    if len(depth) == 0:
+        return parent
+    small = depth.astype(np.int16) if depth.max() < 2**15 else depth  # radix-sorted
+    by_level = np.argsort(small, kind="stable")  # level by level, ascending in each
+    levels = np.split(by_level, np.cumsum(np.bincount(depth))[:-1])
+    for up, child in pairwise(levels):
+        j = np.searchsorted(up, child, side="left") - 1
+        parent[child] = np.where(j >= 0, up[np.maximum(j, 0)], -1)
+    return parent
 
 
 def _nest(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> _Nesting:
-    order = np.lexsort((rank, -end, start))  # stable: input order breaks the last ties
-    s, e = start[order], end[order].copy()
+    order = _nesting_order(start, end, rank)
+    s, e = start[order], end[order]
     n = len(s)
     bad_first = -1
     for _ in range(_MAX_REPAIRS):
-        bt, bs, bp = _boundaries(s, e)
-        open_after = np.cumsum(np.where(bs, 1, -1))
-        depth = np.empty(n, np.int64)
-        depth[bp[bs]] = open_after[bs] - 1
-        key = depth * n + np.arange(n)
-        by_key = np.argsort(key)  # keys are distinct: any sort gives the same order
-        sorted_key = key[by_key]
-        want = (depth - 1) * n + np.arange(n)
-        j = np.searchsorted(sorted_key, want, side="left") - 1
-        jc = np.maximum(j, 0)
-        found = (depth > 0) & (j >= 0) & (sorted_key[jc] // max(n, 1) == depth - 1)
-        parent = np.where(found, by_key[jc], -1)
+        bt, bs, bp, at_open = _boundaries(s, e)
+        open_after = np.cumsum(bs.view(np.int8) * np.int8(2) - np.int8(1), dtype=np.int64)
+        depth = open_after[at_open] - 1
+        parent = _parents(depth)
         over = (parent >= 0) & (e > e[np.maximum(parent, 0)])
         if bad_first < 0:
             bad_first = int(np.count_nonzero(over))
@@ -303,11 +344,15 @@ def _nest(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> _Nesting:
             e[at] = np.minimum(e[at], e[parent[at]])
         e = np.maximum(e, s + 1)  # a clamped event keeps at least 1 ns
     # Elementary intervals: innermost after the last boundary at each distinct time.
-    inner_after = np.where(bs, bp, parent[bp] if n else bp)
     last = np.ones(len(bt), bool)
     last[:-1] = bt[1:] != bt[:-1]
-    times = np.concatenate([[_MIN_T], bt[last]])
-    inner = np.concatenate([[-1], inner_after[last]])
+    times = np.empty(int(np.count_nonzero(last)) + 1, np.int64)
+    times[0] = _MIN_T
+    np.compress(last, bt, out=times[1:])
+    bp_last = bp[last]
+    inner = np.empty(len(times), np.int64)
+    inner[0] = -1
+    inner[1:] = np.where(bs[last], bp_last, parent[bp_last] if n else bp_last)
     return _Nesting(order, parent, depth, max(bad_first, 0), times, inner)
 
 
@@ -559,11 +604,15 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
     for k in range(len(pairs)):
         gi = np.flatnonzero(g_thread == k)
         win, tail = split[gi] > gs[gi], ge[gi] > split[gi]
-        ei = np.flatnonzero(ev.thread == k)
-        ei = ei[_overlapping(ev.start[ei], ev.end[ei],
-                             np.concatenate([gs[gi][win], ls[gi][tail]]),
-                             np.concatenate([split[gi][win], ls[gi][tail] + 1]))]
-        nest = _nest(ev.start[ei], ev.end[ei], ev.rank[ei])
+        lo, hi = int(ev.offsets[k]), int(ev.offsets[k + 1])
+        near = _overlapping(ev.start[lo:hi], ev.end[lo:hi],
+                            np.concatenate([gs[gi][win], ls[gi][tail]]),
+                            np.concatenate([split[gi][win], ls[gi][tail] + 1]))
+        if near.all():  # usually: the windows cover the thread's time (views, no copies)
+            ei, sel = np.arange(lo, hi), slice(lo, hi)
+        else:
+            ei = sel = lo + np.flatnonzero(near)
+        nest = _nest(ev.start[sel], ev.end[sel], ev.rank[sel])
         bad += nest.bad
         glob = ei[nest.order]  # sorted position -> global event index
         parent[glob] = np.where(nest.parent >= 0, glob[np.maximum(nest.parent, 0)], -1)
