@@ -186,7 +186,7 @@ class _Events:
 
 
 def _events(trace: Trace, thread_of: dict[tuple[int, int], int]) -> _Events:
-    """Only the selected rows are gathered, once, straight into the output arrays (a trace's
+    """Each thread's rows are selected with whole-table masks and gathered once (a trace's
     tables are large: every full-size temporary costs)."""
     cpu, rt = trace.cpu, trace.runtime
     names = trace.names
@@ -197,57 +197,56 @@ def _events(trace: Trace, thread_of: dict[tuple[int, int], int]) -> _Events:
     rank_lut = np.full(max(Category) + 1, _RANK[Category.CPU_OP], np.int8)
     for cat, r in _RANK.items():
         rank_lut[cat] = r
-    markers = (_thread_ids(cpu["pid"].to_numpy()[is_marker], cpu["tid"].to_numpy()[is_marker],
-                           thread_of),
-               cpu["ts_ns"].to_numpy()[is_marker], cpu["end_ns"].to_numpy()[is_marker])
-    rows: list[tuple[int, np.ndarray]] = []  # (0 cpu / 1 runtime, rows), thread by thread
-    thread_rows = [_thread_ids(t["pid"].to_numpy(), t["tid"].to_numpy(), thread_of)
-                   for t in (cpu, rt)]
+    m_thread = _thread_ids(cpu["pid"].to_numpy()[is_marker], cpu["tid"].to_numpy()[is_marker],
+                           thread_of)
+    m_start, m_end = cpu["ts_ns"].to_numpy()[is_marker], cpu["end_ns"].to_numpy()[is_marker]
+    tables = []  # (table, thread per row, candidate rows: positive length, not a marker)
+    for table in (cpu, rt):
+        start, end = table["ts_ns"].to_numpy(), table["end_ns"].to_numpy()
+        cand = end > start
+        if table is cpu:
+            cand &= ~is_marker
+        tables.append((table, _thread_ids(table["pid"].to_numpy(), table["tid"].to_numpy(),
+                                          thread_of), cand))
+    parts = []
+    offsets = [0]
     for k in range(len(thread_of)):
-        for which, (table, th) in enumerate(zip((cpu, rt), thread_rows, strict=True)):
-            start, end = table["ts_ns"].to_numpy(), table["end_ns"].to_numpy()
-            cand = th == k
-            if which == 0:
-                cand &= ~is_marker
-            at = np.flatnonzero(cand)
-            at = at[end[at] > start[at]]
-            at = at[~_encloses_step(th[at], start[at], end[at], *markers)]
-            rows.append((which, at))
-    counts = [len(at) for _, at in rows]
-    n = sum(counts)
-    out = _Events(np.array([0, *np.cumsum(counts).tolist()[1::2]], np.int64),
-                  np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int8),
-                  np.empty(n, np.int64))
-    lo = 0
-    for which, at in rows:
-        table = (cpu, rt)[which]
-        sl = slice(lo, lo + len(at))
-        np.take(table["ts_ns"].to_numpy(), at, out=out.start[sl])
-        np.take(table["end_ns"].to_numpy(), at, out=out.end[sl])
-        out.name[sl] = table["name"].cat.codes.to_numpy()[at]
-        out.rank[sl] = rank_lut[c_cat[at]] if which == 0 else _RUNTIME_RANK
-        lo += len(at)
-    return out
+        mine = m_thread == k
+        for table, th, cand in tables:
+            at = np.flatnonzero(cand & (th == k))
+            start, end = table["ts_ns"].to_numpy()[at], table["end_ns"].to_numpy()[at]
+            keep = ~_encloses_step(start, end, m_start[mine], m_end[mine])
+            if not keep.all():
+                at, start, end = at[keep], start[keep], end[keep]
+            rank = rank_lut[c_cat[at]] if table is cpu else np.full(len(at), _RUNTIME_RANK,
+                                                                     np.int8)
+            parts.append((start, end, rank, table["name"].cat.codes.to_numpy()[at]))
+        offsets.append(offsets[-1] + sum(len(p[0]) for p in parts[-2:]))
+    dtypes = (np.int64, np.int64, np.int8, np.int64)
+    cols = [np.concatenate([p[i] for p in parts]).astype(dt, copy=False) if parts
+            else np.zeros(0, dt) for i, dt in enumerate(dtypes)]
+    return _Events(np.array(offsets, np.int64), *cols)
 
 
-def _encloses_step(thread: np.ndarray, start: np.ndarray, end: np.ndarray,
-                   m_thread: np.ndarray, m_start: np.ndarray, m_end: np.ndarray) -> np.ndarray:
-    """Mask of the events that are **step ancestors**: they enclose at least one step marker of
-    their thread (``start ≤ marker start`` and ``end ≥ marker end``, equal bounds included).
+def _encloses_step(start: np.ndarray, end: np.ndarray, m_start: np.ndarray, m_end: np.ndarray
+                   ) -> np.ndarray:
+    """Mask of the events of one thread that are **step ancestors**: they enclose at least one
+    step marker of the thread (``start ≤ marker start`` and ``end ≥ marker end``, equal bounds
+    included).
 
-    Per thread, with markers sorted by start: the markers starting at or after an event's
-    start are a suffix, and one of them ends by the event's end iff the suffix's smallest end
-    does (a suffix minimum, so markers need not be disjoint).
+    With the markers sorted by start: the markers starting at or after an event's start are a
+    suffix, and one of them ends by the event's end iff the suffix's smallest end does (a
+    suffix minimum, so markers need not be disjoint).
     """
     out = np.zeros(len(start), bool)
-    for k in np.unique(m_thread[m_thread >= 0]).tolist():
-        o = np.argsort(m_start[m_thread == k], kind="stable")
-        ms, me = m_start[m_thread == k][o], m_end[m_thread == k][o]
-        suffix_min_end = np.minimum.accumulate(me[::-1])[::-1]
-        at = np.flatnonzero(thread == k)
-        j = np.searchsorted(ms, start[at], side="left")  # first marker starting at or after
-        found = j < len(ms)
-        out[at[found]] = suffix_min_end[j[found]] <= end[at[found]]
+    if len(m_start) == 0:
+        return out
+    o = np.argsort(m_start, kind="stable")
+    ms, me = m_start[o], m_end[o]
+    suffix_min_end = np.minimum.accumulate(me[::-1])[::-1]
+    j = np.searchsorted(ms, start, side="left")  # first marker starting at or after
+    found = np.flatnonzero(j < len(ms))
+    out[found] = suffix_min_end[j[found]] <= end[found]
     return out
 
 
@@ -302,12 +301,11 @@ def _boundaries(start: np.ndarray, end: np.ndarray
     """
     n = len(start)
     close = n - 1 - np.argsort(end[::-1], kind="stable")  # positions by end, inner first
-    merged = np.argsort(np.concatenate([end[close], start]), kind="stable")
+    times = np.concatenate([end[close], start])
+    merged = np.argsort(times, kind="stable")
     is_start = merged >= n
-    pos = np.where(is_start, merged - n, close[np.minimum(merged, max(n - 1, 0))]
-                   ) if n else merged
-    t = np.where(is_start, start[pos], end[pos]) if n else np.zeros(0, np.int64)
-    return t, is_start, pos, np.flatnonzero(is_start)
+    return (times[merged], is_start, np.concatenate([close, np.arange(n)])[merged],
+            np.flatnonzero(is_start))
 
 
 def _parents(depth: np.ndarray) -> np.ndarray:
@@ -509,7 +507,7 @@ def _unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray,
 
 def _group_sum(key: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct keys (sorted) and the exact int64 sum of ``values`` per key."""
-    o = np.argsort(key)  # sums do not depend on the order within a key: no stable sort needed
+    o = np.argsort(key, kind="stable")  # keys come in runs: the stable sort is the fastest
     k = key[o]
     first = _firsts(k)
     sums = np.add.reduceat(values[o], first) if len(k) else np.zeros(0, np.int64)
@@ -626,7 +624,8 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
     gap_i, leaf, ns = (np.concatenate(p) if p else np.zeros(0, np.int64)
                        for p in (p_gap, p_leaf, p_ns))
     keep = ns > 0
-    gap_i, leaf, ns = gap_i[keep], leaf[keep], ns[keep]
+    if not keep.all():
+        gap_i, leaf, ns = gap_i[keep], leaf[keep], ns[keep]
 
     # Label the leaves and their ancestors, then intern their call paths.
     nodes = _ancestors(leaf[leaf >= 0], parent)
