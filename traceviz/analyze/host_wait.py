@@ -361,13 +361,18 @@ def _pieces(nest: _Nesting, a: np.ndarray, b: np.ndarray
     t = nest.times
     k0 = np.searchsorted(t, a, side="right") - 1
     k1 = np.searchsorted(t, b, side="left") - 1
-    count = k1 - k0 + 1
+    count = k1 - k0 + 1  # >= 1
     w = np.repeat(np.arange(len(a)), count)
     first = np.cumsum(count) - count
     k = k0[w] + (np.arange(len(w)) - first[w])
-    t_next = np.append(t[1:], _MAX_T)
-    ns = np.minimum(b[w], t_next[k]) - np.maximum(a[w], t[k])
-    return w, nest.inner[k], ns
+    # A window's pieces are consecutive: each starts where the previous one ends (an interval
+    # start), except the first (at a); the last ends at b.
+    lo = t[k]
+    lo[first] = a
+    hi = np.empty_like(lo)
+    hi[:-1] = lo[1:]
+    hi[first + count - 1] = b
+    return w, nest.inner[k], hi - lo
 
 
 def _at(nest: _Nesting, t: np.ndarray) -> np.ndarray:
@@ -455,26 +460,26 @@ def _overlapping(start: np.ndarray, end: np.ndarray, a: np.ndarray, b: np.ndarra
     return (j < len(m_end)) & (m_start[jc] < end)
 
 
-def _region_keys(name: np.ndarray, nest: _Nesting, names: list[str]) -> np.ndarray:
+def _region_keys(name: np.ndarray, nest: _Nesting, region_lut: np.ndarray,
+                 fx_lut: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Per sorted position: (enclosing compiled-region name code, enclosing CompiledFxGraph
-    name code, own name code); -1 where there is no such strict ancestor."""
+    name code); -1 where there is no such strict ancestor. ``None`` when the thread has no
+    such events (eager code: every position would be -1). ``*_lut``: per name code, whether
+    it names a compiled region / a CompiledFxGraph call."""
     n = len(name)
-    uniq = np.unique(name)
-    region_codes = uniq[[COMPILED_REGION.match(names[c]) is not None for c in uniq]]
-    fx_codes = uniq[[names[c].startswith(COMPILED_FX_GRAPH_PREFIX) for c in uniq]]
-    is_region = np.isin(name, region_codes)
-    is_fx = np.isin(name, fx_codes)
+    is_region = region_lut[name]
+    is_fx = fx_lut[name]
+    if not (is_region.any() or is_fx.any()):
+        return None
     region = np.full(n, -1, np.int64)
     fx = np.full(n, -1, np.int64)
-    if not (is_region.any() or is_fx.any()):  # eager code: nothing to propagate
-        return np.stack([region, fx, name], axis=1)
     for d in range(1, int(nest.depth.max()) + 1 if n else 0):
         at = np.flatnonzero(nest.depth == d)
         par = nest.parent[at]
         at, par = at[par >= 0], par[par >= 0]
         region[at] = np.where(is_region[par], name[par], region[par])
         fx[at] = np.where(is_fx[par], name[par], fx[par])
-    return np.stack([region, fx, name], axis=1)
+    return region, fx
 
 
 def _ancestors(leaves: np.ndarray, parent: np.ndarray) -> np.ndarray:
@@ -493,9 +498,15 @@ def _ancestors(leaves: np.ndarray, parent: np.ndarray) -> np.ndarray:
 
 def _unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct (a, b) pairs of int64 ≥ -1, sorted by a then b, and the inverse index; one
-    1-D integer sort (``np.unique(axis=...)`` sorts structured rows, far slower)."""
+    1-D integer key (``np.unique(axis=...)`` sorts structured rows, far slower), marked in a
+    table when its range is small (:func:`_dense`), else sorted."""
     m = int(b.max()) + 2 if len(b) else 1
     key = (a + 1) * m + (b + 1)
+    if _dense(key):
+        present = np.zeros(int(key.max()) + 1, bool)
+        present[key] = True
+        uniq = np.flatnonzero(present)
+        return uniq // m - 1, uniq % m - 1, (np.cumsum(present) - 1)[key]
     o = np.argsort(key, kind="stable")  # inputs here come in runs: a stable sort is fastest
     k = key[o]
     new = np.concatenate([[True], k[1:] != k[:-1]]) if len(k) else np.zeros(0, bool)
@@ -505,8 +516,27 @@ def _unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return uniq // m - 1, uniq % m - 1, inv
 
 
+#: Keys ``0 ≤ key < 2 × count + DENSE_SLACK`` are handled with a table indexed by key.
+DENSE_SLACK = 1 << 16
+
+
+def _dense(key: np.ndarray) -> bool:
+    """Whether the non-negative int64 ``key`` has a range small enough for a key-indexed
+    table (no sort): below ``2 × len(key) + DENSE_SLACK``."""
+    return len(key) > 0 and int(key.min()) >= 0 and int(key.max()) < 2 * len(key) + DENSE_SLACK
+
+
 def _group_sum(key: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct keys (sorted) and the exact int64 sum of ``values`` per key."""
+    """Distinct keys (sorted) and the exact int64 sum of ``values`` per key (a key-indexed
+    table when the range is small, :func:`_dense`; else a sort)."""
+    if _dense(key):
+        span = int(key.max()) + 1
+        sums = np.zeros(span, np.int64)
+        np.add.at(sums, key, values)
+        present = np.zeros(span, bool)
+        present[key] = True
+        distinct = np.flatnonzero(present)
+        return distinct, sums[distinct]
     o = np.argsort(key, kind="stable")  # keys come in runs: the stable sort is the fastest
     k = key[o]
     first = _firsts(k)
@@ -596,7 +626,13 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
 
     parent = np.full(len(ev.start), -1, np.int64)  # global event index of the parent
     depth = np.zeros(len(ev.start), np.int64)
-    label_key = np.full((len(ev.start), 3), -1, np.int64)
+    region = fx = None  # enclosing region / CompiledFxGraph name code per event (None: -1)
+    region_lut, fx_lut = np.zeros(len(names), bool), np.zeros(len(names), bool)
+    used = np.zeros(len(names), bool)
+    used[ev.name] = True
+    for c in np.flatnonzero(used).tolist():
+        region_lut[c] = COMPILED_REGION.match(names[c]) is not None
+        fx_lut[c] = names[c].startswith(COMPILED_FX_GRAPH_PREFIX)
     p_gap, p_leaf, p_ns = [], [], []  # pieces: gap (index into rows), leaf event or -1, ns
     bad = 0
     for k in range(len(pairs)):
@@ -615,7 +651,11 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
         glob = ei[nest.order]  # sorted position -> global event index
         parent[glob] = np.where(nest.parent >= 0, glob[np.maximum(nest.parent, 0)], -1)
         depth[glob] = nest.depth
-        label_key[glob] = _region_keys(ev.name[glob], nest, names)
+        keys = _region_keys(ev.name[glob], nest, region_lut, fx_lut)
+        if keys is not None:
+            if region is None or fx is None:
+                region, fx = (np.full(len(ev.start), -1, np.int64) for _ in range(2))
+            region[glob], fx[glob] = keys
         w, inner, ns = _pieces(nest, gs[gi][win], split[gi][win])
         inner_tail = _at(nest, ls[gi][tail])
         p_gap += [gi[win][w], gi[tail]]
@@ -629,8 +669,12 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
 
     # Label the leaves and their ancestors, then intern their call paths.
     nodes = _ancestors(leaf[leaf >= 0], parent)
-    r, f, region_fx = _unique_pairs(label_key[nodes, 0], label_key[nodes, 1])
-    rf, own, inv = _unique_pairs(region_fx, label_key[nodes, 2])
+    if region is None or fx is None:
+        r = f = np.full(1, -1, np.int64)
+        region_fx = np.zeros(len(nodes), np.int64)
+    else:
+        r, f, region_fx = _unique_pairs(region[nodes], fx[nodes])
+    rf, own, inv = _unique_pairs(region_fx, ev.name[nodes])
     labels = [_region_label(names, int(r[i]), int(f[i]), int(n))
               for i, n in zip(rf, own, strict=True)]
     sources = sorted(set(labels) | ({UNTRACED} if (leaf < 0).any() else set()))
@@ -655,11 +699,12 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
         first = np.repeat(ptr[p] - (np.cumsum(count) - count), count)  # chain index - row
         return rep, chain[np.arange(len(rep)) + first]
 
-    # ns per (gap, call path), then per (step, call path); per (step, source): self = the
-    # path's own source, inclusive = each distinct source on its chain.
-    gp, gp_ns = _group_sum(gap_i * n_paths + path, ns)
+    # The distinct (gap, call path) pairs (for gap counts) and the ns per (step, call path);
+    # per (step, source): self = the path's own source, inclusive = each distinct source on
+    # its chain.
+    gp = _distinct(gap_i * n_paths + path)
     gp_gap, gp_path = gp // n_paths, gp % n_paths
-    sp_key, sp_ns = _group_sum(g_step[gp_gap] * n_paths + gp_path, gp_ns)
+    sp_key, sp_ns = _group_sum(g_step[gap_i] * n_paths + path, ns)
     sp_step, sp_path = sp_key // n_paths, sp_key % n_paths
     s_keys, s_ns = _group_sum(sp_step * n_src + path_source[sp_path], sp_ns)
     rep, inc_src = chains(sp_path)
