@@ -486,7 +486,7 @@ def _ancestors(leaves: np.ndarray, parent: np.ndarray) -> np.ndarray:
     """The leaves and every ancestor of them (sorted, distinct); each node visited once."""
     seen = np.zeros(len(parent), bool)
     seen[leaves] = True
-    cur = parent[leaves]
+    cur = parent[np.flatnonzero(seen)]  # leaves repeat: start from each distinct one once
     cur = cur[cur >= 0]
     while len(cur):
         cur = cur[~seen[cur]]
