@@ -308,15 +308,19 @@ def _boundaries(start: np.ndarray, end: np.ndarray
             np.flatnonzero(is_start))
 
 
+def _levels(depth: np.ndarray) -> list[np.ndarray]:
+    """Indices of the non-negative ``depth``, level by level (0, 1, …), ascending within each
+    level: one stable sort (a radix sort for 16-bit values)."""
+    if len(depth) == 0:
+        return []
+    small = depth.astype(np.int16) if depth.max() < 2**15 else depth
+    return np.split(np.argsort(small, kind="stable"), np.cumsum(np.bincount(depth))[:-1])
+
+
 def _parents(depth: np.ndarray) -> np.ndarray:
     """Per position: the last earlier position one level up (-1 at depth 0): the parent."""
     parent = np.full(len(depth), -1, np.int64)
-    if len(depth) == 0:
-        return parent
-    small = depth.astype(np.int16) if depth.max() < 2**15 else depth  # radix-sorted
-    by_level = np.argsort(small, kind="stable")  # level by level, ascending in each
-    levels = np.split(by_level, np.cumsum(np.bincount(depth))[:-1])
-    for up, child in pairwise(levels):
+    for up, child in pairwise(_levels(depth)):
         j = np.searchsorted(up, child, side="left") - 1
         parent[child] = np.where(j >= 0, up[np.maximum(j, 0)], -1)
     return parent
@@ -618,7 +622,7 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
     ls = rt["ts_ns"].to_numpy()[launch]
     split = np.clip(ls, gs, ge)  # end of the waiting window, start of the launch tail
     pid, tid = rt["pid"].to_numpy()[launch], rt["tid"].to_numpy()[launch]
-    pairs = sorted(set(zip(pid.tolist(), tid.tolist(), strict=True)))
+    pairs = [(p, t) for p in _distinct(pid).tolist() for t in _distinct(tid[pid == p]).tolist()]
     thread_of = {pt: k for k, pt in enumerate(pairs)}
     g_thread = _thread_ids(pid, tid, thread_of)
     ev = _events(trace, thread_of)
@@ -751,10 +755,10 @@ def _paths(nodes: np.ndarray, parent: np.ndarray, depth: np.ndarray, event_sid: 
     path_of = np.full(len(event_sid), -1, np.int64)
     parents, sources = [], []
     n = 0
-    nd = depth[nodes]
-    for d in range(int(nd.max()) + 1 if len(nodes) else 0):
-        at = nodes[nd == d]
-        par = np.where(parent[at] >= 0, path_of[np.maximum(parent[at], 0)], -1)
+    for level in _levels(depth[nodes]):
+        at = nodes[level]
+        up = parent[at]
+        par = np.where(up >= 0, path_of[np.maximum(up, 0)], -1)
         u_par, u_src, inv = _unique_pairs(par, event_sid[at])
         path_of[at] = n + inv
         parents.append(u_par)
