@@ -1,6 +1,6 @@
 """The vectorised building blocks of host-wait attribution against their plain definitions:
-the nesting order is ``lexsort((rank, -end, start))``, boundaries close before they open at
-equal times, a parent is the last earlier event one level up, and the key-indexed (dense)
+the nesting order is ``lexsort((rank, -end, start))``, a parent is the last earlier event one
+level up, depth and the elementary timeline follow a boundary sweep, and the key-indexed (dense)
 and sorting paths of the grouping helpers give the same answer."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 
 from traceviz.analyze.host_wait import (
     DENSE_SLACK,
-    _boundaries,
     _dense,
     _group_sum,
     _levels,
+    _nest,
     _nesting_order,
     _parents,
     _unique_pairs,
@@ -39,28 +39,6 @@ def test_nesting_order_is_the_lexsort_by_start_then_longer_then_rank_then_input(
 def test_nesting_order_of_no_events_is_empty() -> None:
     z = np.zeros(0, np.int64)
     assert len(_nesting_order(z, z, np.zeros(0, np.int8))) == 0
-
-
-@pytest.mark.parametrize("seed", range(20))
-def test_boundaries_close_before_open_at_equal_times_inner_close_first(seed: int) -> None:
-    start, end, rank = random_events(seed, 25)
-    o = np.lexsort((rank, -end, start))
-    s, e = start[o], end[o]
-    t, is_start, pos, at_open = _boundaries(s, e)
-    # The definition: sort (time, close before open, closes inner-first = later position
-    # first, opens outer-first = earlier position first).
-    want = sorted([(int(e[i]), 0, -i) for i in range(len(s))]
-                  + [(int(s[i]), 1, i) for i in range(len(s))])
-    assert t.tolist() == [x[0] for x in want]
-    assert is_start.tolist() == [x[1] == 1 for x in want]
-    assert pos.tolist() == [abs(x[2]) for x in want]
-    assert np.array_equal(at_open, np.flatnonzero(is_start))
-    assert np.array_equal(pos[at_open], np.arange(len(s)))
-
-
-def test_boundaries_of_no_events_are_empty() -> None:
-    z = np.zeros(0, np.int64)
-    assert all(len(x) == 0 for x in _boundaries(z, z))
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -114,3 +92,59 @@ def test_unique_pairs_and_group_sum_match_numpy_unique_on_both_paths(spread: int
              for j in range(len(u))]
     assert sums.tolist() == exact
     assert _dense(key) == (spread == 5)
+
+
+def sweep(s: list[int], e: list[int], parent: list[int]) -> tuple[list[int], list[int], list[int]]:
+    """The definition, one boundary at a time: boundaries sorted by time, closes before opens,
+    closes inner (later position) first, opens outer (earlier position) first. Depth = events
+    open after the open boundary, minus one; per distinct time, the innermost after its last
+    boundary: the event that opened, or the parent of the event that closed."""
+    bounds = sorted([(e[i], 0, -i) for i in range(len(s))] + [(s[i], 1, i) for i in range(len(s))])
+    depth, times, inner = [0] * len(s), [], []
+    open_now = 0
+    for k, (t, is_open, i) in enumerate(bounds):
+        open_now += 1 if is_open else -1
+        if is_open:
+            depth[i] = open_now - 1
+        if k + 1 == len(bounds) or bounds[k + 1][0] != t:
+            times.append(t)
+            inner.append(i if is_open else parent[-i])
+    return depth, times, inner
+
+
+def nested_draw(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Properly nested events with shared starts, shared ends, touching siblings and
+    identical spans, in random input order."""
+    rng = np.random.default_rng(seed)
+    out: list[tuple[int, int]] = []
+
+    def children(lo: int, hi: int, depth: int) -> None:
+        t = lo
+        while t < hi and depth > 0:
+            t += int(rng.integers(0, 3))  # 0: touching the previous sibling or the parent
+            end = min(hi, t + int(rng.integers(1, max(2, hi - lo))))
+            if end <= t:
+                break
+            for _ in range(int(rng.integers(1, 3))):  # sometimes the same span twice
+                out.append((t, end))
+            children(t, end, depth - 1)
+            t = end
+
+    children(0, 60, 5)
+    order = rng.permutation(len(out))
+    start = np.array([out[i][0] for i in order], np.int64)
+    end = np.array([out[i][1] for i in order], np.int64)
+    return start, end, rng.integers(0, 4, len(out)).astype(np.int8)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_depth_and_timeline_follow_the_boundary_sweep(seed: int) -> None:
+    start, end, rank = nested_draw(seed)
+    nest = _nest(start, end, rank)
+    assert nest.bad == 0
+    s, e = start[nest.order].tolist(), end[nest.order].tolist()
+    depth, times, inner = sweep(s, e, nest.parent.tolist())
+    assert nest.depth.tolist() == depth
+    assert nest.times.tolist() == [np.iinfo(np.int64).min, *times]
+    assert nest.inner.tolist() == [-1, *inner]
+    assert len(set(s)) < len(s) and len(set(e)) < len(e)  # shared edges were exercised

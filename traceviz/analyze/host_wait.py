@@ -17,8 +17,8 @@ So every nanosecond of every gap goes to exactly one innermost event (the **self
 to that event and each distinct ancestor name (the **inclusive** view): per gap, per step and
 over the trace, self sums to ``host_wait + sync_wait`` exactly, in integer ns.
 
-Vectorised per thread: events are nested once (depth from a cumulative sum of open/close
-boundaries, parent = the previous event one level up), the thread's timeline is cut into
+Vectorised per thread: events are nested once (depth = events opened before minus events
+closed by the start, parent = the previous event one level up), the thread's timeline is cut into
 elementary intervals with a constant innermost event, and the windows are intersected with
 those intervals by ``searchsorted``. Python loops run over threads and nesting depth only.
 """
@@ -289,25 +289,6 @@ def _nesting_order(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> np.n
     return order
 
 
-def _boundaries(start: np.ndarray, end: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Sorted open/close boundaries of events in nesting order: (time, is_start, position;
-    and the index of each event's open in them).
-
-    At equal times, closes come before opens; closes inner-first, opens outer-first. The opens
-    are already in order (``start`` is sorted, outer first); the closes take one stable sort
-    of the reversed ends (inner first on ties); one more stable sort merges the two sorted
-    runs, closes first.
-    """
-    n = len(start)
-    close = n - 1 - np.argsort(end[::-1], kind="stable")  # positions by end, inner first
-    times = np.concatenate([end[close], start])
-    merged = np.argsort(times, kind="stable")
-    is_start = merged >= n
-    return (times[merged], is_start, np.concatenate([close, np.arange(n)])[merged],
-            np.flatnonzero(is_start))
-
-
 def _levels(depth: np.ndarray) -> list[np.ndarray]:
     """Indices of the non-negative ``depth``, level by level (0, 1, …), ascending within each
     level: one stable sort (a radix sort for 16-bit values)."""
@@ -327,14 +308,17 @@ def _parents(depth: np.ndarray) -> np.ndarray:
 
 
 def _nest(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> _Nesting:
+    """Nest one thread's events. Sweeping the open/close boundaries in time order (closes
+    before opens at equal times) gives each event's depth: the events opened before it (its
+    position in nesting order) minus those closed at or before its start."""
     order = _nesting_order(start, end, rank)
     s, e = start[order], end[order]
     n = len(s)
     bad_first = -1
     for _ in range(_MAX_REPAIRS):
-        bt, bs, bp, at_open = _boundaries(s, e)
-        open_after = np.cumsum(bs.view(np.int8) * np.int8(2) - np.int8(1), dtype=np.int64)
-        depth = open_after[at_open] - 1
+        by_end = np.argsort(e, kind="stable")  # equal ends: the outer (earlier) one first
+        e_sorted = e[by_end]
+        depth = np.arange(n) - np.searchsorted(e_sorted, s, side="right")
         parent = _parents(depth)
         over = (parent >= 0) & (e > e[np.maximum(parent, 0)])
         if bad_first < 0:
@@ -345,17 +329,33 @@ def _nest(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> _Nesting:
             at = np.flatnonzero((depth == d) & (parent >= 0))
             e[at] = np.minimum(e[at], e[parent[at]])
         e = np.maximum(e, s + 1)  # a clamped event keeps at least 1 ns
-    # Elementary intervals: innermost after the last boundary at each distinct time.
-    last = np.ones(len(bt), bool)
-    last[:-1] = bt[1:] != bt[:-1]
-    times = np.empty(int(np.count_nonzero(last)) + 1, np.int64)
-    times[0] = _MIN_T
-    np.compress(last, bt, out=times[1:])
-    bp_last = bp[last]
-    inner = np.empty(len(times), np.int64)
-    inner[0] = -1
-    inner[1:] = np.where(bs[last], bp_last, parent[bp_last] if n else bp_last)
+    times, inner = _timeline(s, parent, by_end, e_sorted)
     return _Nesting(order, parent, depth, max(bad_first, 0), times, inner)
+
+
+def _timeline(s: np.ndarray, parent: np.ndarray, by_end: np.ndarray, e_sorted: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The elementary intervals: their starts (every distinct boundary time, after int64 min)
+    and the innermost open position on each (-1: none). At a time where events open, that is
+    the last of them (opens go outer first); where events only close, the parent of the
+    outermost of them (closes go inner first)."""
+    n = len(s)
+    t = np.concatenate([s, e_sorted])
+    t.sort()
+    new = np.ones(len(t), bool)
+    new[1:] = t[1:] != t[:-1]
+    times = np.empty(int(np.count_nonzero(new)) + 1, np.int64)
+    times[0] = _MIN_T
+    np.compress(new, t, out=times[1:])
+    inner = np.full(len(times), -1, np.int64)
+    if n == 0:
+        return times, inner
+    u = times[1:]
+    last_open = np.searchsorted(s, u, side="right") - 1
+    opens = s[np.maximum(last_open, 0)] == u
+    first_close = np.minimum(np.searchsorted(e_sorted, u, side="left"), n - 1)
+    inner[1:] = np.where(opens, last_open, parent[by_end[first_close]])
+    return times, inner
 
 
 def _pieces(nest: _Nesting, a: np.ndarray, b: np.ndarray
