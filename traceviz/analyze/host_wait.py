@@ -706,9 +706,15 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
     # The distinct (gap, call path) pairs (for gap counts) and the ns per (step, call path);
     # per (step, source): self = the path's own source, inclusive = each distinct source on
     # its chain.
-    gp = _distinct(gap_i * n_paths + path)
+    gp = gap_i * n_paths  # one key per piece, built and sorted in place (pieces are many)
+    gp += path
+    gp.sort()
+    gp = gp[_firsts(gp)]
     gp_gap, gp_path = gp // n_paths, gp % n_paths
-    sp_key, sp_ns = _group_sum(g_step[gap_i] * n_paths + path, ns)
+    sp_key = g_step[gap_i]
+    sp_key *= n_paths
+    sp_key += path
+    sp_key, sp_ns = _group_sum(sp_key, ns)
     sp_step, sp_path = sp_key // n_paths, sp_key % n_paths
     s_keys, s_ns = _group_sum(sp_step * n_src + path_source[sp_path], sp_ns)
     rep, inc_src = chains(sp_path)
