@@ -33,12 +33,14 @@ from traceviz.analyze.validity import (
     screen_values,
 )
 from traceviz.trace import Trace
+from traceviz.trace.pages import small_pages
 from traceviz.vocab import Category, GapClass, LaunchKind
 
 TOP_KERNELS = 25
 _DRIVER_LAUNCH = ("cuLaunchKernel", "cuLaunchKernelEx")
 
 
+@small_pages()
 def analyze(trace: Trace) -> Analysis:
     """Compute every metric of ``docs/metrics.md`` for one trace.
 

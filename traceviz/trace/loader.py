@@ -20,6 +20,7 @@ from traceviz.trace.decode import (
     string_id,
 )
 from traceviz.trace.limits import format_size, max_memory_bytes
+from traceviz.trace.pages import small_pages
 from traceviz.trace.parallel import check_workers, decode_spans_parallel, decode_workers
 from traceviz.trace.source import read_trace_bytes, too_large
 from traceviz.trace.tables import DeviceInfo, Trace, TraceMeta, comms_from_chunks
@@ -264,6 +265,7 @@ def _table(cols: dict[str, np.ndarray], mask: np.ndarray, names: pd.Index, keys:
     return df
 
 
+@small_pages()
 def _build_trace(
     path: str,
     on_disk: int,
