@@ -33,12 +33,14 @@ from traceviz.analyze.validity import (
     screen_values,
 )
 from traceviz.trace import Trace
+from traceviz.trace.pages import small_pages
 from traceviz.vocab import Category, GapClass, LaunchKind
 
 TOP_KERNELS = 25
 _DRIVER_LAUNCH = ("cuLaunchKernel", "cuLaunchKernelEx")
 
 
+@small_pages()
 def analyze(trace: Trace) -> Analysis:
     """Compute every metric of ``docs/metrics.md`` for one trace.
 
@@ -149,11 +151,15 @@ def _activity_families(trace: Trace, links: Links) -> np.ndarray:
     fam[cat == Category.GPU_MEMCPY] = "memcpy"
     fam[cat == Category.GPU_MEMSET] = "memset"
     if len(rt):
-        rt_names = rt["name"].astype(str).to_numpy()
+        # Per name, not per call: whether it is a driver launch (code -1, no name: the slot
+        # appended last, False).
+        by_name = np.array([str(n).startswith(_DRIVER_LAUNCH[0])
+                            for n in rt["name"].cat.categories] + [False], bool)
+        rt_driver = by_name[rt["name"].cat.codes.to_numpy()]
         lr = links.launch_row
         driver = np.zeros(len(codes), bool)
         has = lr >= 0
-        driver[has] = np.char.startswith(rt_names[lr[has]].astype(str), _DRIVER_LAUNCH[0])
+        driver[has] = rt_driver[lr[has]]
         fam[(fam == "other") & driver & (cat == Category.KERNEL)] = "triton"
     return fam
 

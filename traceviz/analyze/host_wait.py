@@ -17,8 +17,8 @@ So every nanosecond of every gap goes to exactly one innermost event (the **self
 to that event and each distinct ancestor name (the **inclusive** view): per gap, per step and
 over the trace, self sums to ``host_wait + sync_wait`` exactly, in integer ns.
 
-Vectorised per thread: events are nested once (depth from a cumulative sum of open/close
-boundaries, parent = the previous event one level up), the thread's timeline is cut into
+Vectorised per thread: events are nested once (depth = events opened before minus events
+closed by the start, parent = the previous event one level up), the thread's timeline is cut into
 elementary intervals with a constant innermost event, and the windows are intersected with
 those intervals by ``searchsorted``. Python loops run over threads and nesting depth only.
 """
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
@@ -173,9 +174,11 @@ def top_rows(rows: tuple[SourceRow, ...], n: int, total_ns: int) -> tuple[Source
 
 @dataclass(frozen=True)
 class _Events:
-    """All candidate CPU events (cpu table minus step markers, plus runtime calls)."""
+    """All candidate CPU events (cpu table minus step markers, plus runtime calls), grouped by
+    thread: thread ``k``'s events are ``[offsets[k], offsets[k + 1])``, its cpu rows (in table
+    order) before its runtime rows (in table order)."""
 
-    thread: np.ndarray  # int64 thread id (index into the factorised (pid, tid) pairs)
+    offsets: np.ndarray  # int64, one more than the threads
     start: np.ndarray  # int64 ns
     end: np.ndarray  # int64 ns
     rank: np.ndarray  # int8 tie order
@@ -183,53 +186,67 @@ class _Events:
 
 
 def _events(trace: Trace, thread_of: dict[tuple[int, int], int]) -> _Events:
+    """Each thread's rows are selected with whole-table masks and gathered once (a trace's
+    tables are large: every full-size temporary costs)."""
     cpu, rt = trace.cpu, trace.runtime
     names = trace.names
     step_codes = np.fromiter((i for i, n in enumerate(names) if STEP_MARKER.match(n)), np.int64)
-    c_code = cpu["name"].cat.codes.to_numpy().astype(np.int64)
     c_cat = cpu["cat"].to_numpy()
-    keep_c = ~(np.isin(c_code, step_codes) & (c_cat == Category.USER_ANNOTATION))
+    is_marker = np.isin(cpu["name"].cat.codes.to_numpy(), step_codes) & (
+        c_cat == Category.USER_ANNOTATION)
     rank_lut = np.full(max(Category) + 1, _RANK[Category.CPU_OP], np.int8)
     for cat, r in _RANK.items():
         rank_lut[cat] = r
-    is_marker = ~keep_c
-    markers = (_thread_ids(cpu["pid"].to_numpy()[is_marker], cpu["tid"].to_numpy()[is_marker],
-                           thread_of),
-               cpu["ts_ns"].to_numpy()[is_marker], cpu["end_ns"].to_numpy()[is_marker])
+    m_thread = _thread_ids(cpu["pid"].to_numpy()[is_marker], cpu["tid"].to_numpy()[is_marker],
+                           thread_of)
+    m_start, m_end = cpu["ts_ns"].to_numpy()[is_marker], cpu["end_ns"].to_numpy()[is_marker]
+    tables = []  # (table, thread per row, candidate rows: positive length, not a marker)
+    for table in (cpu, rt):
+        start, end = table["ts_ns"].to_numpy(), table["end_ns"].to_numpy()
+        cand = end > start
+        if table is cpu:
+            cand &= ~is_marker
+        tables.append((table, _thread_ids(table["pid"].to_numpy(), table["tid"].to_numpy(),
+                                          thread_of), cand))
     parts = []
-    for table, keep, rank in (
-        (cpu, keep_c, rank_lut[c_cat.astype(np.int64)] if len(cpu) else np.zeros(0, np.int8)),
-        (rt, np.ones(len(rt), bool), np.full(len(rt), _RUNTIME_RANK, np.int8)),
-    ):
-        pid = table["pid"].to_numpy()[keep]
-        tid = table["tid"].to_numpy()[keep]
-        th = _thread_ids(pid, tid, thread_of)
-        start = table["ts_ns"].to_numpy()[keep]
-        end = table["end_ns"].to_numpy()[keep]
-        ok = (th >= 0) & (end > start) & ~_encloses_step(th, start, end, *markers)
-        parts.append((th[ok], start[ok], end[ok], rank[keep][ok],
-                      table["name"].cat.codes.to_numpy().astype(np.int64)[keep][ok]))
-    return _Events(*(np.concatenate([p[i] for p in parts]) for i in range(5)))
+    offsets = [0]
+    for k in range(len(thread_of)):
+        mine = m_thread == k
+        for table, th, cand in tables:
+            at = np.flatnonzero(cand & (th == k))
+            start, end = table["ts_ns"].to_numpy()[at], table["end_ns"].to_numpy()[at]
+            keep = ~_encloses_step(start, end, m_start[mine], m_end[mine])
+            if not keep.all():
+                at, start, end = at[keep], start[keep], end[keep]
+            rank = rank_lut[c_cat[at]] if table is cpu else np.full(len(at), _RUNTIME_RANK,
+                                                                     np.int8)
+            parts.append((start, end, rank, table["name"].cat.codes.to_numpy()[at]))
+        offsets.append(offsets[-1] + sum(len(p[0]) for p in parts[-2:]))
+    dtypes = (np.int64, np.int64, np.int8, np.int64)
+    cols = [np.concatenate([p[i] for p in parts]).astype(dt, copy=False) if parts
+            else np.zeros(0, dt) for i, dt in enumerate(dtypes)]
+    return _Events(np.array(offsets, np.int64), *cols)
 
 
-def _encloses_step(thread: np.ndarray, start: np.ndarray, end: np.ndarray,
-                   m_thread: np.ndarray, m_start: np.ndarray, m_end: np.ndarray) -> np.ndarray:
-    """Mask of the events that are **step ancestors**: they enclose at least one step marker of
-    their thread (``start ≤ marker start`` and ``end ≥ marker end``, equal bounds included).
+def _encloses_step(start: np.ndarray, end: np.ndarray, m_start: np.ndarray, m_end: np.ndarray
+                   ) -> np.ndarray:
+    """Mask of the events of one thread that are **step ancestors**: they enclose at least one
+    step marker of the thread (``start ≤ marker start`` and ``end ≥ marker end``, equal bounds
+    included).
 
-    Per thread, with markers sorted by start: the markers starting at or after an event's
-    start are a suffix, and one of them ends by the event's end iff the suffix's smallest end
-    does (a suffix minimum, so markers need not be disjoint).
+    With the markers sorted by start: the markers starting at or after an event's start are a
+    suffix, and one of them ends by the event's end iff the suffix's smallest end does (a
+    suffix minimum, so markers need not be disjoint).
     """
     out = np.zeros(len(start), bool)
-    for k in np.unique(m_thread[m_thread >= 0]).tolist():
-        o = np.argsort(m_start[m_thread == k], kind="stable")
-        ms, me = m_start[m_thread == k][o], m_end[m_thread == k][o]
-        suffix_min_end = np.minimum.accumulate(me[::-1])[::-1]
-        at = np.flatnonzero(thread == k)
-        j = np.searchsorted(ms, start[at], side="left")  # first marker starting at or after
-        found = j < len(ms)
-        out[at[found]] = suffix_min_end[j[found]] <= end[at[found]]
+    if len(m_start) == 0:
+        return out
+    o = np.argsort(m_start, kind="stable")
+    ms, me = m_start[o], m_end[o]
+    suffix_min_end = np.minimum.accumulate(me[::-1])[::-1]
+    j = np.searchsorted(ms, start, side="left")  # first marker starting at or after
+    found = np.flatnonzero(j < len(ms))
+    out[found] = suffix_min_end[j[found]] <= end[found]
     return out
 
 
@@ -254,45 +271,55 @@ class _Nesting:
     inner: np.ndarray  # innermost open sorted position on [times[k], times[k+1]); -1 none
 
 
-def _boundaries(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sorted open/close boundaries of events in nesting order: (time, is_start, position).
+def _nesting_order(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Event indices sorted by start, then end descending (outer first), then ``rank``, then
+    input order: ``np.lexsort((rank, -end, start))``, computed as one stable sort of the
+    starts (a thread's events arrive as a few sorted runs) plus a lexsort of the tied starts."""
+    order = np.argsort(start, kind="stable")
+    s = start[order]
+    tie = s[1:] == s[:-1]
+    if tie.any():
+        tied = np.zeros(len(s), bool)
+        tied[1:] = tie
+        tied[:-1] |= tie
+        at = np.flatnonzero(tied)  # runs of equal starts, each contiguous
+        group = np.cumsum(np.append(0, ~tie))[at]  # run number of each tied position
+        sub = order[at]
+        order[at] = sub[np.lexsort((rank[sub], -end[sub], group))]
+    return order
 
-    At equal times, closes come before opens; closes inner-first, opens outer-first. The opens
-    are already in order (``start`` is sorted, outer first); the closes take one stable sort
-    of the reversed ends (inner first on ties), and the two runs are merged by searchsorted.
-    """
-    n = len(start)
-    close = n - 1 - np.argsort(end[::-1], kind="stable")  # positions by end, inner first
-    close_t = end[close]
-    at_open = np.arange(n) + np.searchsorted(close_t, start, side="right")
-    at_close = np.arange(n) + np.searchsorted(start, close_t, side="left")
-    t = np.empty(2 * n, np.int64)
-    is_start = np.zeros(2 * n, bool)
-    pos = np.empty(2 * n, np.int64)
-    t[at_open], t[at_close] = start, close_t
-    is_start[at_open] = True
-    pos[at_open], pos[at_close] = np.arange(n), close
-    return t, is_start, pos
+
+def _levels(depth: np.ndarray) -> list[np.ndarray]:
+    """Indices of the non-negative ``depth``, level by level (0, 1, …), ascending within each
+    level: one stable sort (a radix sort for 16-bit values)."""
+    if len(depth) == 0:
+        return []
+    small = depth.astype(np.int16) if depth.max() < 2**15 else depth
+    return np.split(np.argsort(small, kind="stable"), np.cumsum(np.bincount(depth))[:-1])
+
+
+def _parents(depth: np.ndarray) -> np.ndarray:
+    """Per position: the last earlier position one level up (-1 at depth 0): the parent."""
+    parent = np.full(len(depth), -1, np.int64)
+    for up, child in pairwise(_levels(depth)):
+        j = np.searchsorted(up, child, side="left") - 1
+        parent[child] = np.where(j >= 0, up[np.maximum(j, 0)], -1)
+    return parent
 
 
 def _nest(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> _Nesting:
-    order = np.lexsort((rank, -end, start))  # stable: input order breaks the last ties
-    s, e = start[order], end[order].copy()
+    """Nest one thread's events. Sweeping the open/close boundaries in time order (closes
+    before opens at equal times) gives each event's depth: the events opened before it (its
+    position in nesting order) minus those closed at or before its start."""
+    order = _nesting_order(start, end, rank)
+    s, e = start[order], end[order]
     n = len(s)
     bad_first = -1
     for _ in range(_MAX_REPAIRS):
-        bt, bs, bp = _boundaries(s, e)
-        open_after = np.cumsum(np.where(bs, 1, -1))
-        depth = np.empty(n, np.int64)
-        depth[bp[bs]] = open_after[bs] - 1
-        key = depth * n + np.arange(n)
-        by_key = np.argsort(key)  # keys are distinct: any sort gives the same order
-        sorted_key = key[by_key]
-        want = (depth - 1) * n + np.arange(n)
-        j = np.searchsorted(sorted_key, want, side="left") - 1
-        jc = np.maximum(j, 0)
-        found = (depth > 0) & (j >= 0) & (sorted_key[jc] // max(n, 1) == depth - 1)
-        parent = np.where(found, by_key[jc], -1)
+        by_end = np.argsort(e, kind="stable")  # equal ends: the outer (earlier) one first
+        e_sorted = e[by_end]
+        depth = np.arange(n) - np.searchsorted(e_sorted, s, side="right")
+        parent = _parents(depth)
         over = (parent >= 0) & (e > e[np.maximum(parent, 0)])
         if bad_first < 0:
             bad_first = int(np.count_nonzero(over))
@@ -302,13 +329,33 @@ def _nest(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> _Nesting:
             at = np.flatnonzero((depth == d) & (parent >= 0))
             e[at] = np.minimum(e[at], e[parent[at]])
         e = np.maximum(e, s + 1)  # a clamped event keeps at least 1 ns
-    # Elementary intervals: innermost after the last boundary at each distinct time.
-    inner_after = np.where(bs, bp, parent[bp] if n else bp)
-    last = np.ones(len(bt), bool)
-    last[:-1] = bt[1:] != bt[:-1]
-    times = np.concatenate([[_MIN_T], bt[last]])
-    inner = np.concatenate([[-1], inner_after[last]])
+    times, inner = _timeline(s, parent, by_end, e_sorted)
     return _Nesting(order, parent, depth, max(bad_first, 0), times, inner)
+
+
+def _timeline(s: np.ndarray, parent: np.ndarray, by_end: np.ndarray, e_sorted: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The elementary intervals: their starts (every distinct boundary time, after int64 min)
+    and the innermost open position on each (-1: none). At a time where events open, that is
+    the last of them (opens go outer first); where events only close, the parent of the
+    outermost of them (closes go inner first)."""
+    n = len(s)
+    t = np.concatenate([s, e_sorted])
+    t.sort()
+    new = np.ones(len(t), bool)
+    new[1:] = t[1:] != t[:-1]
+    times = np.empty(int(np.count_nonzero(new)) + 1, np.int64)
+    times[0] = _MIN_T
+    np.compress(new, t, out=times[1:])
+    inner = np.full(len(times), -1, np.int64)
+    if n == 0:
+        return times, inner
+    u = times[1:]
+    last_open = np.searchsorted(s, u, side="right") - 1
+    opens = s[np.maximum(last_open, 0)] == u
+    first_close = np.minimum(np.searchsorted(e_sorted, u, side="left"), n - 1)
+    inner[1:] = np.where(opens, last_open, parent[by_end[first_close]])
+    return times, inner
 
 
 def _pieces(nest: _Nesting, a: np.ndarray, b: np.ndarray
@@ -318,13 +365,18 @@ def _pieces(nest: _Nesting, a: np.ndarray, b: np.ndarray
     t = nest.times
     k0 = np.searchsorted(t, a, side="right") - 1
     k1 = np.searchsorted(t, b, side="left") - 1
-    count = k1 - k0 + 1
+    count = k1 - k0 + 1  # >= 1
     w = np.repeat(np.arange(len(a)), count)
     first = np.cumsum(count) - count
     k = k0[w] + (np.arange(len(w)) - first[w])
-    t_next = np.append(t[1:], _MAX_T)
-    ns = np.minimum(b[w], t_next[k]) - np.maximum(a[w], t[k])
-    return w, nest.inner[k], ns
+    # A window's pieces are consecutive: each starts where the previous one ends (an interval
+    # start), except the first (at a); the last ends at b.
+    lo = t[k]
+    lo[first] = a
+    hi = np.empty_like(lo)
+    hi[:-1] = lo[1:]
+    hi[first + count - 1] = b
+    return w, nest.inner[k], hi - lo
 
 
 def _at(nest: _Nesting, t: np.ndarray) -> np.ndarray:
@@ -412,33 +464,33 @@ def _overlapping(start: np.ndarray, end: np.ndarray, a: np.ndarray, b: np.ndarra
     return (j < len(m_end)) & (m_start[jc] < end)
 
 
-def _region_keys(name: np.ndarray, nest: _Nesting, names: list[str]) -> np.ndarray:
+def _region_keys(name: np.ndarray, nest: _Nesting, region_lut: np.ndarray,
+                 fx_lut: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Per sorted position: (enclosing compiled-region name code, enclosing CompiledFxGraph
-    name code, own name code); -1 where there is no such strict ancestor."""
+    name code); -1 where there is no such strict ancestor. ``None`` when the thread has no
+    such events (eager code: every position would be -1). ``*_lut``: per name code, whether
+    it names a compiled region / a CompiledFxGraph call."""
     n = len(name)
-    uniq = np.unique(name)
-    region_codes = uniq[[COMPILED_REGION.match(names[c]) is not None for c in uniq]]
-    fx_codes = uniq[[names[c].startswith(COMPILED_FX_GRAPH_PREFIX) for c in uniq]]
-    is_region = np.isin(name, region_codes)
-    is_fx = np.isin(name, fx_codes)
+    is_region = region_lut[name]
+    is_fx = fx_lut[name]
+    if not (is_region.any() or is_fx.any()):
+        return None
     region = np.full(n, -1, np.int64)
     fx = np.full(n, -1, np.int64)
-    if not (is_region.any() or is_fx.any()):  # eager code: nothing to propagate
-        return np.stack([region, fx, name], axis=1)
     for d in range(1, int(nest.depth.max()) + 1 if n else 0):
         at = np.flatnonzero(nest.depth == d)
         par = nest.parent[at]
         at, par = at[par >= 0], par[par >= 0]
         region[at] = np.where(is_region[par], name[par], region[par])
         fx[at] = np.where(is_fx[par], name[par], fx[par])
-    return np.stack([region, fx, name], axis=1)
+    return region, fx
 
 
 def _ancestors(leaves: np.ndarray, parent: np.ndarray) -> np.ndarray:
     """The leaves and every ancestor of them (sorted, distinct); each node visited once."""
     seen = np.zeros(len(parent), bool)
     seen[leaves] = True
-    cur = parent[leaves]
+    cur = parent[np.flatnonzero(seen)]  # leaves repeat: start from each distinct one once
     cur = cur[cur >= 0]
     while len(cur):
         cur = cur[~seen[cur]]
@@ -450,9 +502,15 @@ def _ancestors(leaves: np.ndarray, parent: np.ndarray) -> np.ndarray:
 
 def _unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct (a, b) pairs of int64 ≥ -1, sorted by a then b, and the inverse index; one
-    1-D integer sort (``np.unique(axis=...)`` sorts structured rows, far slower)."""
+    1-D integer key (``np.unique(axis=...)`` sorts structured rows, far slower), marked in a
+    table when its range is small (:func:`_dense`), else sorted."""
     m = int(b.max()) + 2 if len(b) else 1
     key = (a + 1) * m + (b + 1)
+    if _dense(key):
+        present = np.zeros(int(key.max()) + 1, bool)
+        present[key] = True
+        uniq = np.flatnonzero(present)
+        return uniq // m - 1, uniq % m - 1, (np.cumsum(present) - 1)[key]
     o = np.argsort(key, kind="stable")  # inputs here come in runs: a stable sort is fastest
     k = key[o]
     new = np.concatenate([[True], k[1:] != k[:-1]]) if len(k) else np.zeros(0, bool)
@@ -462,9 +520,28 @@ def _unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return uniq // m - 1, uniq % m - 1, inv
 
 
+#: Keys ``0 ≤ key < 2 × count + DENSE_SLACK`` are handled with a table indexed by key.
+DENSE_SLACK = 1 << 16
+
+
+def _dense(key: np.ndarray) -> bool:
+    """Whether the non-negative int64 ``key`` has a range small enough for a key-indexed
+    table (no sort): below ``2 × len(key) + DENSE_SLACK``."""
+    return len(key) > 0 and int(key.min()) >= 0 and int(key.max()) < 2 * len(key) + DENSE_SLACK
+
+
 def _group_sum(key: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct keys (sorted) and the exact int64 sum of ``values`` per key."""
-    o = np.argsort(key)  # sums do not depend on the order within a key: no stable sort needed
+    """Distinct keys (sorted) and the exact int64 sum of ``values`` per key (a key-indexed
+    table when the range is small, :func:`_dense`; else a sort)."""
+    if _dense(key):
+        span = int(key.max()) + 1
+        sums = np.zeros(span, np.int64)
+        np.add.at(sums, key, values)
+        present = np.zeros(span, bool)
+        present[key] = True
+        distinct = np.flatnonzero(present)
+        return distinct, sums[distinct]
+    o = np.argsort(key, kind="stable")  # keys come in runs: the stable sort is the fastest
     k = key[o]
     first = _firsts(k)
     sums = np.add.reduceat(values[o], first) if len(k) else np.zeros(0, np.int64)
@@ -545,7 +622,7 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
     ls = rt["ts_ns"].to_numpy()[launch]
     split = np.clip(ls, gs, ge)  # end of the waiting window, start of the launch tail
     pid, tid = rt["pid"].to_numpy()[launch], rt["tid"].to_numpy()[launch]
-    pairs = sorted(set(zip(pid.tolist(), tid.tolist(), strict=True)))
+    pairs = [(p, t) for p in _distinct(pid).tolist() for t in _distinct(tid[pid == p]).tolist()]
     thread_of = {pt: k for k, pt in enumerate(pairs)}
     g_thread = _thread_ids(pid, tid, thread_of)
     ev = _events(trace, thread_of)
@@ -553,22 +630,36 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
 
     parent = np.full(len(ev.start), -1, np.int64)  # global event index of the parent
     depth = np.zeros(len(ev.start), np.int64)
-    label_key = np.full((len(ev.start), 3), -1, np.int64)
+    region = fx = None  # enclosing region / CompiledFxGraph name code per event (None: -1)
+    region_lut, fx_lut = np.zeros(len(names), bool), np.zeros(len(names), bool)
+    used = np.zeros(len(names), bool)
+    used[ev.name] = True
+    for c in np.flatnonzero(used).tolist():
+        region_lut[c] = COMPILED_REGION.match(names[c]) is not None
+        fx_lut[c] = names[c].startswith(COMPILED_FX_GRAPH_PREFIX)
     p_gap, p_leaf, p_ns = [], [], []  # pieces: gap (index into rows), leaf event or -1, ns
     bad = 0
     for k in range(len(pairs)):
         gi = np.flatnonzero(g_thread == k)
         win, tail = split[gi] > gs[gi], ge[gi] > split[gi]
-        ei = np.flatnonzero(ev.thread == k)
-        ei = ei[_overlapping(ev.start[ei], ev.end[ei],
-                             np.concatenate([gs[gi][win], ls[gi][tail]]),
-                             np.concatenate([split[gi][win], ls[gi][tail] + 1]))]
-        nest = _nest(ev.start[ei], ev.end[ei], ev.rank[ei])
+        lo, hi = int(ev.offsets[k]), int(ev.offsets[k + 1])
+        near = _overlapping(ev.start[lo:hi], ev.end[lo:hi],
+                            np.concatenate([gs[gi][win], ls[gi][tail]]),
+                            np.concatenate([split[gi][win], ls[gi][tail] + 1]))
+        if near.all():  # usually: the windows cover the thread's time (views, no copies)
+            ei, sel = np.arange(lo, hi), slice(lo, hi)
+        else:
+            ei = sel = lo + np.flatnonzero(near)
+        nest = _nest(ev.start[sel], ev.end[sel], ev.rank[sel])
         bad += nest.bad
         glob = ei[nest.order]  # sorted position -> global event index
         parent[glob] = np.where(nest.parent >= 0, glob[np.maximum(nest.parent, 0)], -1)
         depth[glob] = nest.depth
-        label_key[glob] = _region_keys(ev.name[glob], nest, names)
+        keys = _region_keys(ev.name[glob], nest, region_lut, fx_lut)
+        if keys is not None:
+            if region is None or fx is None:
+                region, fx = (np.full(len(ev.start), -1, np.int64) for _ in range(2))
+            region[glob], fx[glob] = keys
         w, inner, ns = _pieces(nest, gs[gi][win], split[gi][win])
         inner_tail = _at(nest, ls[gi][tail])
         p_gap += [gi[win][w], gi[tail]]
@@ -577,12 +668,17 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
     gap_i, leaf, ns = (np.concatenate(p) if p else np.zeros(0, np.int64)
                        for p in (p_gap, p_leaf, p_ns))
     keep = ns > 0
-    gap_i, leaf, ns = gap_i[keep], leaf[keep], ns[keep]
+    if not keep.all():
+        gap_i, leaf, ns = gap_i[keep], leaf[keep], ns[keep]
 
     # Label the leaves and their ancestors, then intern their call paths.
     nodes = _ancestors(leaf[leaf >= 0], parent)
-    r, f, region_fx = _unique_pairs(label_key[nodes, 0], label_key[nodes, 1])
-    rf, own, inv = _unique_pairs(region_fx, label_key[nodes, 2])
+    if region is None or fx is None:
+        r = f = np.full(1, -1, np.int64)
+        region_fx = np.zeros(len(nodes), np.int64)
+    else:
+        r, f, region_fx = _unique_pairs(region[nodes], fx[nodes])
+    rf, own, inv = _unique_pairs(region_fx, ev.name[nodes])
     labels = [_region_label(names, int(r[i]), int(f[i]), int(n))
               for i, n in zip(rf, own, strict=True)]
     sources = sorted(set(labels) | ({UNTRACED} if (leaf < 0).any() else set()))
@@ -607,11 +703,18 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
         first = np.repeat(ptr[p] - (np.cumsum(count) - count), count)  # chain index - row
         return rep, chain[np.arange(len(rep)) + first]
 
-    # ns per (gap, call path), then per (step, call path); per (step, source): self = the
-    # path's own source, inclusive = each distinct source on its chain.
-    gp, gp_ns = _group_sum(gap_i * n_paths + path, ns)
+    # The distinct (gap, call path) pairs (for gap counts) and the ns per (step, call path);
+    # per (step, source): self = the path's own source, inclusive = each distinct source on
+    # its chain.
+    gp = gap_i * n_paths  # one key per piece, built and sorted in place (pieces are many)
+    gp += path
+    gp.sort()
+    gp = gp[_firsts(gp)]
     gp_gap, gp_path = gp // n_paths, gp % n_paths
-    sp_key, sp_ns = _group_sum(g_step[gp_gap] * n_paths + gp_path, gp_ns)
+    sp_key = g_step[gap_i]
+    sp_key *= n_paths
+    sp_key += path
+    sp_key, sp_ns = _group_sum(sp_key, ns)
     sp_step, sp_path = sp_key // n_paths, sp_key % n_paths
     s_keys, s_ns = _group_sum(sp_step * n_src + path_source[sp_path], sp_ns)
     rep, inc_src = chains(sp_path)
@@ -658,10 +761,10 @@ def _paths(nodes: np.ndarray, parent: np.ndarray, depth: np.ndarray, event_sid: 
     path_of = np.full(len(event_sid), -1, np.int64)
     parents, sources = [], []
     n = 0
-    nd = depth[nodes]
-    for d in range(int(nd.max()) + 1 if len(nodes) else 0):
-        at = nodes[nd == d]
-        par = np.where(parent[at] >= 0, path_of[np.maximum(parent[at], 0)], -1)
+    for level in _levels(depth[nodes]):
+        at = nodes[level]
+        up = parent[at]
+        par = np.where(up >= 0, path_of[np.maximum(up, 0)], -1)
         u_par, u_src, inv = _unique_pairs(par, event_sid[at])
         path_of[at] = n + inv
         parents.append(u_par)

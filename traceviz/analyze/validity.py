@@ -252,7 +252,9 @@ def ordering_warnings(trace: Trace, links: Links) -> tuple[HealthWarning, ...]:
     rows = np.flatnonzero(corr != MISSING_ID)
     if len(rows):
         _, first = np.unique(corr[rows], return_index=True)
-        repeated = np.setdiff1d(rows, rows[first])
+        reused = np.ones(len(rows), bool)
+        reused[first] = False  # each id's first call owns it; later calls reuse it
+        repeated = rows[reused]
         if len(repeated):
             out.append(_warning(trace, "shared_correlation", len(repeated),
                                 ("runtime", int(repeated[0])),

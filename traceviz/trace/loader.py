@@ -21,6 +21,7 @@ from traceviz.trace.decode import (
     string_id,
 )
 from traceviz.trace.limits import format_size, max_memory_bytes
+from traceviz.trace.pages import small_pages
 from traceviz.trace.parallel import check_workers, decode_spans_parallel, decode_workers
 from traceviz.trace.source import read_trace_bytes, too_large
 from traceviz.trace.tables import DeviceInfo, Trace, TraceMeta, comms_from_chunks
@@ -337,20 +338,30 @@ def _concat(chunks: list[ColumnChunk]) -> tuple[dict[str, np.ndarray], list[str]
     return cols, list(global_index)
 
 
-def _table(cols: dict[str, np.ndarray], mask: np.ndarray, names: pd.Index, keys: Iterable[str]):
+def _table(cols: dict[str, np.ndarray], mask: np.ndarray, names: pd.Index, keys: Iterable[str]
+           ) -> pd.DataFrame:
+    """The rows of ``mask`` sorted by ``ts_ns`` (stable), columns ``keys`` (``end_ns = ts_ns +
+    dur_ns``). The int64 columns are gathered straight into one 2-D block that the DataFrame
+    keeps as is (building it from separate columns would copy them all once more)."""
     idx = np.flatnonzero(mask)
     order = idx[np.argsort(cols["ts_ns"][idx], kind="stable")]
-    data: dict[str, Any] = {}
-    for k in keys:
-        if k == "name":
-            data[k] = pd.Categorical.from_codes(cols["name"][order], categories=names)
-        elif k == "end_ns":
-            data[k] = cols["ts_ns"][order] + cols["dur_ns"][order]
+    ints = [k for k in keys if k not in ("cat", "name")]
+    block = np.empty((len(ints), len(order)), np.int64)
+    for i, k in enumerate(ints):
+        if k == "end_ns":
+            np.add(block[ints.index("ts_ns")], block[ints.index("dur_ns")], out=block[i])
         else:
-            data[k] = cols[k][order]
-    return pd.DataFrame(data)
+            np.take(cols[k].astype(np.int64, copy=False), order, out=block[i], mode="clip")
+    df = pd.DataFrame(block.T, columns=ints, copy=False)
+    for at, k in enumerate(keys):
+        if k == "cat":
+            df.insert(at, k, cols[k][order])
+        elif k == "name":
+            df.insert(at, k, pd.Categorical.from_codes(cols[k][order], categories=names))
+    return df
 
 
+@small_pages()
 def _build_trace(
     path: str,
     on_disk: int,
