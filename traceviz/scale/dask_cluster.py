@@ -12,7 +12,9 @@ A task whose worker dies is re-run by the scheduler; once it has killed
 (``KilledWorker``) and the rank becomes a
 :class:`~traceviz.analyze.distributed.model.FailedRank`. The local cluster is started with
 ``allowed-failures = 1`` (two tries, as the local pool); a remote scheduler keeps its own
-setting. Ctrl-C cancels the tasks and closes the cluster (or the connection) before re-raising.
+setting. Its ``worker-saturation`` is 1.0: a worker holds only the rank it runs, so a dying
+worker counts against that rank alone. Ctrl-C cancels the tasks and closes the cluster (or
+the connection) before re-raising.
 
 ``dask`` and ``distributed`` are imported only here, inside the function: they are the
 optional extra ``traceviz[dask]``.
@@ -64,7 +66,8 @@ def run_dask(task: Callable[..., Any], paths: Sequence[str], address: str, worke
     from distributed import Client, LocalCluster
 
     if address == "local":
-        with dask.config.set({"distributed.scheduler.allowed-failures": LOCAL_ALLOWED_FAILURES}
+        with dask.config.set({"distributed.scheduler.allowed-failures": LOCAL_ALLOWED_FAILURES,
+                              "distributed.scheduler.worker-saturation": 1.0}
                              ), LocalCluster(n_workers=workers, threads_per_worker=1,
                                              processes=True, dashboard_address=":0",
                                              silence_logs=logging.ERROR) as cluster, \

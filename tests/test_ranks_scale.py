@@ -1,0 +1,220 @@
+"""Many rank traces: one task per rank in-process, in a local worker pool and on Dask.
+
+The three paths must give byte-identical reports in every format; a corrupt or missing rank is
+listed with its reason while the others are analysed (exit 1 unless --allow-missing-ranks); a
+worker killed mid-task costs its rank only, after one retry, and never hangs.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_ranks_handbuilt import rank_trace
+from traceviz.analyze.distributed.model import FailedRank
+from traceviz.scale import analyze_rank_paths
+from traceviz.scale.task import RankResult
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def traceviz(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "traceviz", *args], capture_output=True,
+                          text=True, timeout=300, cwd=ROOT, env=env)
+
+
+def make_ranks(d: Path, n: int) -> list[Path]:
+    """``n`` ranks on one host; rank r arrives r µs after rank 0 (the last one is late)."""
+    d.mkdir(exist_ok=True)
+    return [rank_trace(d, r, n, arrive=30_000 + 1_000 * r, launch=26_000 + 1_000 * r)
+            for r in range(n)]
+
+
+@pytest.fixture(scope="module")
+def four(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("four")
+    make_ranks(d, 4)
+    return d
+
+
+def test_the_pool_gives_the_same_bytes_as_in_process_in_every_format(four: Path) -> None:
+    paths = sorted(four.glob("*.json"))
+    serial = analyze_rank_paths(paths, workers=1)
+    pooled = analyze_rank_paths(paths, workers=2)
+    assert serial.documents == pooled.documents and serial.failed == pooled.failed == ()
+    import traceviz
+
+    a, b = traceviz.Ranks(serial), traceviz.Ranks(pooled)
+    for fmt in ("json", "text", "md"):
+        assert a.render(fmt) == b.render(fmt)
+    assert a.straggler is not None and a.straggler.rank == 3
+
+
+@pytest.mark.timeout(240)
+def test_dask_local_with_two_workers_gives_the_default_paths_bytes(four: Path) -> None:
+    pytest.importorskip("distributed")
+    default = traceviz("report", str(four), "--format", "json")
+    assert default.returncode == 0, default.stderr
+    for fmt in ("json", "text"):
+        d = traceviz("report", str(four), "--format", fmt, "--dask", "local", "--workers", "2")
+        assert d.returncode == 0, d.stderr
+        want = default.stdout if fmt == "json" else traceviz(
+            "report", str(four), "--format", fmt).stdout
+        assert d.stdout == want
+        assert "dashboard: http" in d.stderr and "local cluster, 2 workers" in d.stderr
+    doc = json.loads(default.stdout)
+    assert doc["ranks"]["count"] == 4 and "failed_ranks" not in doc
+
+
+@pytest.fixture(scope="module")
+def sixteen_one_corrupt(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    d = tmp_path_factory.mktemp("sixteen")
+    paths = make_ranks(d, 16)
+    bad = paths[9]
+    bad.write_bytes(bad.read_bytes()[: len(bad.read_bytes()) // 2])  # truncated mid-trace
+    return d, bad
+
+
+@pytest.mark.parametrize("workers", ["1", "3"])
+def test_a_corrupt_rank_among_16_is_named_and_the_other_15_are_analysed(
+        sixteen_one_corrupt: tuple[Path, Path], workers: str) -> None:
+    d, bad = sixteen_one_corrupt
+    r = traceviz("report", str(d), "--format", "json", "--workers", workers)
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    assert doc["ranks"]["count"] == 15
+    assert [t["rank"] for t in doc["ranks"]["traces"]] == [x for x in range(16) if x != 9]
+    assert doc["failed_ranks"] == [{"path": str(bad), "reason":
+                                    f"{bad}: truncated JSON (the file ends mid-trace)"}]
+    assert len(doc["per_rank_analysis"]) == 15
+    assert any(w["code"] == "missing_ranks" and "9" in w["message"]
+               for w in doc["ranks"]["health"])
+    lines = r.stderr.strip().splitlines()
+    assert lines[0] == f"traceviz: rank trace failed: {bad}: {bad}: truncated JSON (the file " \
+        "ends mid-trace)"
+    assert lines[-1].startswith("traceviz: error: 1 of 16 rank traces could not be analysed")
+    assert "Traceback" not in r.stderr
+
+
+def test_allow_missing_ranks_exits_0_and_every_format_still_lists_the_failure(
+        sixteen_one_corrupt: tuple[Path, Path]) -> None:
+    d, bad = sixteen_one_corrupt
+    for fmt in ("text", "md"):
+        r = traceviz("report", str(d), "--format", fmt, "--allow-missing-ranks")
+        assert r.returncode == 0, r.stderr
+        assert "Failed ranks" in r.stdout and str(bad) in r.stdout
+        assert "1 of 16 rank traces could not be analysed" in r.stdout
+    r = traceviz("report", str(d), "-o", str(d.parent / "x.html"), "--plotlyjs", "cdn",
+                 "--allow-missing-ranks")
+    page = (d.parent / "x.html").read_text(encoding="utf-8")
+    assert r.returncode == 0 and 'id="ranks-failed-list"' in page and bad.name in page
+
+
+def test_a_missing_rank_file_is_a_failed_rank_with_its_reason(four: Path,
+                                                              tmp_path: Path) -> None:
+    paths = sorted(four.glob("*.json"))
+    gone = tmp_path / "t.rank4.json"
+    r = analyze_rank_paths([*paths, gone])
+    assert r.failed == (FailedRank(str(gone), f"{gone}: no such file"),)
+    assert [i.rank for i in r.analysis.ranks] == [0, 1, 2, 3]
+
+
+def test_no_rank_analysed_is_one_error_line_and_exit_1(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.rank0.json", tmp_path / "b.rank1.json"
+    a.write_text("{")
+    r = traceviz("report", str(a), str(b), "--format", "json")
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.strip().splitlines()[-1].startswith(
+        "traceviz: error: none of the 2 rank traces could be analysed")
+
+
+@pytest.mark.timeout(120)
+def test_a_worker_killed_mid_task_fails_its_rank_after_one_retry(four: Path,
+                                                                 tmp_path: Path) -> None:
+    from tests.rank_tasks import die_on_victim
+    from traceviz.scale.pool import run_pool
+
+    victim = tmp_path / "victim.rank9.json"
+    victim.write_text("{}")
+    paths = [str(p) for p in sorted(four.glob("*.json"))]
+    got = run_pool(die_on_victim, [paths[0], str(victim), *paths[1:]], 2)
+    assert got[1] == FailedRank(str(victim), "its worker process died (killed by SIGKILL) on "
+                                "each of 2 tries")
+    assert [type(g) for g in got] == [RankResult, FailedRank, RankResult, RankResult,
+                                      RankResult]
+    assert [g.digest.info.rank for g in got if isinstance(g, RankResult)] == [0, 1, 2, 3]
+
+
+@pytest.mark.timeout(120)
+def test_a_worker_killed_once_is_retried_and_its_rank_analysed(four: Path,
+                                                               tmp_path: Path) -> None:
+    from tests.rank_tasks import die_on_victim
+    from traceviz.scale.pool import run_pool
+
+    victim = four / "victim.rank0.json"
+    victim.write_bytes((four / "t.rank0.json").read_bytes())
+    (four / "victim.rank0.json.die-once").write_text("")
+    try:
+        got = run_pool(die_on_victim, [str(victim)], 1)
+    finally:
+        victim.unlink()
+    assert isinstance(got[0], RankResult) and got[0].digest.info.rank == 0
+
+
+@pytest.mark.timeout(240)
+def test_a_dask_worker_killed_mid_task_fails_its_rank_not_the_run(four: Path,
+                                                                  tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    from tests.rank_tasks import die_on_victim
+    from traceviz.scale.dask_cluster import run_dask
+
+    victim = tmp_path / "victim.rank9.json"
+    victim.write_text("{}")
+    paths = [str(p) for p in sorted(four.glob("*.json"))]
+    lines: list[str] = []
+    got = run_dask(die_on_victim, [str(victim), *paths], "local", 2, announce=lines.append)
+    assert isinstance(got[0], FailedRank) and "KilledWorker" in got[0].reason
+    assert [g.digest.info.rank for g in got[1:]] == [0, 1, 2, 3]
+    assert len(lines) == 1 and "dashboard: http" in lines[0]
+
+
+def test_dask_missing_prints_the_install_line_and_exits_1(four: Path, tmp_path: Path) -> None:
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class _Hide:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('dask', 'distributed'):\n"
+        "            raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, _Hide())\n")
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(hide)}
+    r = traceviz("report", str(four), "--format", "json", "--dask", "local", env=env)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.strip().splitlines() == [
+        "traceviz: error: --dask needs dask.distributed, which is not installed: "
+        "pip install 'traceviz[dask]'"]
+
+
+def test_dask_or_allow_missing_on_a_single_trace_is_a_usage_error(four: Path) -> None:
+    r = traceviz("report", str(four / "t.rank0.json"), "--format", "json",
+                 "--allow-missing-ranks")
+    assert r.returncode == 2 and "rank traces only" in r.stderr
+
+
+def test_file_urls_are_read_through_fsspec_and_reported_by_url(four: Path) -> None:
+    pytest.importorskip("fsspec")
+    urls = [p.resolve().as_uri() for p in sorted(four.glob("*.json"))]
+    r = traceviz("report", *urls, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [t["path"] for t in doc["ranks"]["traces"]] == urls
+    local = json.loads(traceviz("report", str(four), "--format", "json").stdout)
+    assert doc["ranks"]["per_rank"] == local["ranks"]["per_rank"]
+    assert doc["ranks"]["straggler"] == local["ranks"]["straggler"]
