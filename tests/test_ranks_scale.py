@@ -218,3 +218,59 @@ def test_file_urls_are_read_through_fsspec_and_reported_by_url(four: Path) -> No
     local = json.loads(traceviz("report", str(four), "--format", "json").stdout)
     assert doc["ranks"]["per_rank"] == local["ranks"]["per_rank"]
     assert doc["ranks"]["straggler"] == local["ranks"]["straggler"]
+
+
+def _interrupt_while_running(tmp_path: Path, runner: str) -> tuple[int, list[int]]:
+    """Start ``runner`` (pool or dask) on ``sleep_forever`` tasks in a child interpreter, wait
+    until every task runs, send SIGINT; return the child's exit code and the task pids."""
+    import signal
+    import time
+
+    paths = [str(tmp_path / f"t.rank{r}.json") for r in range(2)]
+    call = ("run_pool(sleep_forever, P, 2)" if runner == "pool"
+            else "run_dask(sleep_forever, P, 'local', 2)")
+    code = (
+        "import sys\n"
+        "from tests.rank_tasks import sleep_forever\n"
+        "from traceviz.scale.pool import run_pool\n"
+        "from traceviz.scale.dask_cluster import run_dask\n"
+        f"P = {paths!r}\n"
+        "if __name__ == '__main__':\n"
+        "    try:\n"
+        f"        {call}\n"
+        "    except KeyboardInterrupt:\n"
+        "        sys.exit(130)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pid_files = [Path(p).with_suffix(".pid") for p in paths]
+    deadline = time.monotonic() + 90
+    while not all(f.exists() and f.read_text() for f in pid_files):
+        assert time.monotonic() < deadline and child.poll() is None
+        time.sleep(0.2)
+    child.send_signal(signal.SIGINT)
+    code_ = child.wait(timeout=60)
+    return code_, [int(f.read_text()) for f in pid_files]
+
+
+def _gone(pid: int) -> bool:
+    import os
+    import time
+
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("runner", ["pool", "dask"])
+def test_ctrl_c_stops_every_worker_and_returns(tmp_path: Path, runner: str) -> None:
+    if runner == "dask":
+        pytest.importorskip("distributed")
+    code, pids = _interrupt_while_running(tmp_path, runner)
+    assert code == 130
+    assert all(_gone(p) for p in pids)
