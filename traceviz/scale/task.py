@@ -61,16 +61,17 @@ def is_url(target: str) -> bool:
 def rank_task(path: str, max_memory_bytes: int | None = None
               ) -> RankResult | FailedRank | RankRefused:
     """Load, analyse and digest one rank trace (see the module docstring)."""
+    local = path
     try:
         if is_url(path):
             with tempfile.TemporaryDirectory(prefix="traceviz-rank-") as tmp:
-                local = _fetch(path, Path(tmp))
-                return _analyze(str(local), path, max_memory_bytes)
+                local = str(_fetch(path, Path(tmp)))
+                return _analyze(local, path, max_memory_bytes)
         return _analyze(path, path, max_memory_bytes)
     except UsageError as exc:
         return RankRefused(path, str(exc))
     except TracevizError as exc:
-        return FailedRank(path, _one_line(str(exc)))
+        return FailedRank(path, _reason(str(exc), (local, path)))
     except MemoryError:
         return FailedRank(path, "out of memory while reading the trace")
     except OSError as exc:  # fsspec: unreachable URL, permissions, …
@@ -112,3 +113,11 @@ def _fetch(url: str, folder: Path) -> Path:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def _reason(message: str, paths: tuple[str, ...]) -> str:
+    """The error message as one line, without the leading ``PATH: `` (the failure names the
+    path already)."""
+    for p in paths:
+        message = message.removeprefix(f"{p}: ")
+    return _one_line(message)
