@@ -87,8 +87,12 @@ def _run(client: Any, task: Callable[..., Any], paths: Sequence[str], args: tupl
     from distributed import as_completed
 
     if announce is not None:
+        import importlib.util
+
         n = len(client.scheduler_info().get("workers", {}))
-        announce(f"dask: {where}, {n} workers; dashboard: {client.dashboard_link}")
+        plots = ("" if where != "local cluster" or importlib.util.find_spec("bokeh")
+                 else " (its plots need bokeh)")
+        announce(f"dask: {where}, {n} workers; dashboard: {client.dashboard_link}{plots}")
     run = uuid.uuid4().hex[:12]  # keys unique on a scheduler shared with other clients
     futures = [client.submit(task, p, *args, key=f"traceviz-rank-{run}-{i}", pure=False,
                              retries=1) for i, p in enumerate(paths)]
