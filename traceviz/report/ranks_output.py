@@ -50,8 +50,14 @@ def render_loaded(result: RanksAnalysis, documents: Sequence[bytes], fmt: str,
 
         from traceviz.report.ranks_json import ranks_to_dict
 
+        # one big document (all ranks' documents inside): drop each stage as soon as the next
+        # exists, so at most two copies are alive at once
         encoded = msgspec.json.encode(ranks_to_dict(result, documents, failed))
-        return msgspec.json.format(encoded, indent=2).decode() + "\n"
+        formatted = msgspec.json.format(encoded, indent=2)
+        del encoded
+        text = formatted.decode()
+        del formatted
+        return text + "\n"
     from traceviz.report.ranks_report import build_ranks_report
 
     if fmt == "text":
