@@ -274,3 +274,29 @@ def test_ctrl_c_stops_every_worker_and_returns(tmp_path: Path, runner: str) -> N
     code, pids = _interrupt_while_running(tmp_path, runner)
     assert code == 130
     assert all(_gone(p) for p in pids)
+
+
+@pytest.mark.timeout(240)
+def test_dask_on_a_running_scheduler_by_address_gives_the_default_paths_bytes(
+        four: Path) -> None:
+    pytest.importorskip("distributed")
+    import logging
+
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=":0", silence_logs=logging.ERROR) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tcp://")
+        r = traceviz("report", str(four), "--format", "json", "--dask", address)
+    assert r.returncode == 0, r.stderr
+    assert f"dask: scheduler {address}, 2 workers; dashboard: http" in r.stderr
+    assert r.stdout == traceviz("report", str(four), "--format", "json").stdout
+
+
+def test_an_unreachable_scheduler_is_one_error_line(four: Path) -> None:
+    pytest.importorskip("distributed")
+    r = traceviz("report", str(four), "--format", "json", "--dask", "tcp://127.0.0.1:9")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith(
+        "traceviz: error: cannot reach the Dask scheduler at tcp://127.0.0.1:9")
