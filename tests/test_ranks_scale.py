@@ -220,7 +220,8 @@ def test_file_urls_are_read_through_fsspec_and_reported_by_url(four: Path) -> No
     assert doc["ranks"]["straggler"] == local["ranks"]["straggler"]
 
 
-def _interrupt_while_running(tmp_path: Path, runner: str) -> tuple[int, list[int]]:
+def _interrupt_while_running(tmp_path: Path, runner: str, sig: int | None = None
+                             ) -> tuple[int, list[int]]:
     """Start ``runner`` (pool or dask) on ``sleep_forever`` tasks in a child interpreter, wait
     until every task runs, send SIGINT; return the child's exit code and the task pids."""
     import signal
@@ -247,7 +248,7 @@ def _interrupt_while_running(tmp_path: Path, runner: str) -> tuple[int, list[int
     while not all(f.exists() and f.read_text() for f in pid_files):
         assert time.monotonic() < deadline and child.poll() is None
         time.sleep(0.2)
-    child.send_signal(signal.SIGINT)
+    child.send_signal(signal.SIGINT if sig is None else sig)
     code_ = child.wait(timeout=60)
     return code_, [int(f.read_text()) for f in pid_files]
 
@@ -300,3 +301,12 @@ def test_an_unreachable_scheduler_is_one_error_line(four: Path) -> None:
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith(
         "traceviz: error: cannot reach the Dask scheduler at tcp://127.0.0.1:9")
+
+
+@pytest.mark.timeout(120)
+def test_sigterm_stops_every_pool_worker_and_exits_143(tmp_path: Path) -> None:
+    import signal
+
+    code, pids = _interrupt_while_running(tmp_path, "pool", signal.SIGTERM)
+    assert code == 143
+    assert all(_gone(p) for p in pids)

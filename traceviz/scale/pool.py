@@ -10,13 +10,15 @@ if that worker dies too the rank is a :class:`~traceviz.analyze.distributed.mode
 dead process. Results come back in the order of ``paths``.
 
 Ctrl-C (or any exception in the parent) terminates every worker this pool started, then
-re-raises.
+re-raises; SIGTERM does the same (raised as ``SystemExit(143)`` while the pool runs in the main
+thread). A worker whose parent is gone exits quietly after its current rank.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import signal
+import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -46,12 +48,15 @@ def _serve(conn: Connection, task: Callable[..., Any], args: tuple[Any, ...]) ->
     """Worker loop: receive ``(index, path)``, send ``(index, task(path, *args))``; ``None``
     stops it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when workers stop
-    while True:
-        msg = conn.recv()
-        if msg is None:
-            return
-        index, path = msg
-        conn.send((index, task(path, *args)))
+    try:
+        while True:
+            msg = conn.recv()
+            if msg is None:
+                return
+            index, path = msg
+            conn.send((index, task(path, *args)))
+    except (EOFError, OSError):  # the parent is gone: nobody wants the result
+        return
 
 
 @dataclass
@@ -96,6 +101,8 @@ def run_pool(task: Callable[..., Any], paths: Sequence[str], workers: int,
         if progress is not None:
             progress(done, len(paths))
 
+    main = threading.current_thread() is threading.main_thread()
+    old_term = signal.signal(signal.SIGTERM, _terminated) if main else None
     try:
         while done < len(paths):
             while pending and len([w for w in pool if w.index is not None]) < workers:
@@ -114,7 +121,13 @@ def run_pool(task: Callable[..., Any], paths: Sequence[str], workers: int,
                     _collect(w, pool, pending, attempts, paths, finish)
     finally:
         _stop(pool)
+        if main:
+            signal.signal(signal.SIGTERM, old_term)
     return results
+
+
+def _terminated(signum: int, _frame: Any) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _collect(w: _Worker, pool: list[_Worker], pending: deque[int], attempts: list[int],
