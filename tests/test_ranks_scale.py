@@ -310,3 +310,53 @@ def test_sigterm_stops_every_pool_worker_and_exits_143(tmp_path: Path) -> None:
     code, pids = _interrupt_while_running(tmp_path, "pool", signal.SIGTERM)
     assert code == 143
     assert all(_gone(p) for p in pids)
+
+
+def test_default_workers_are_the_cores_capped_by_memory_and_by_ranks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+
+    import traceviz.scale as scale
+    import traceviz.trace.limits as limits
+    import traceviz.trace.parallel as parallel
+
+    plain = tmp_path / "a.rank0.json"
+    plain.write_bytes(b" " * 1000)
+    packed = tmp_path / "b.rank1.json.gz"
+    packed.write_bytes(gzip.compress(b" " * 5000))
+    assert scale._json_bytes(str(plain)) == 1000
+    assert scale._json_bytes(str(packed)) == 5000  # the gzip trailer's size
+    assert scale._json_bytes("s3://bucket/x.json") == 0
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 8)
+    # memory for exactly 2 ranks of 5000 bytes at 3x each: 30000 bytes
+    monkeypatch.setattr(limits, "available_memory_bytes", lambda: 30_000)
+    assert scale.default_workers([str(plain), str(packed)] * 3) == 2
+    monkeypatch.setattr(limits, "available_memory_bytes", lambda: 29_999)
+    assert scale.default_workers([str(plain), str(packed)] * 3) == 1
+    monkeypatch.setattr(limits, "available_memory_bytes", lambda: 10**12)
+    assert scale.default_workers([str(plain), str(packed)] * 3) == 6  # one per rank
+    assert scale.default_workers([str(plain)] * 20) == 8  # the cores
+
+
+def test_the_default_uses_the_pool_only_from_pool_min_bytes_on(
+        four: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import traceviz.scale as scale
+    import traceviz.scale.pool as pool
+
+    calls: list[int] = []
+    real = pool.run_pool
+
+    def spy(task, paths, workers, *a, **k):  # type: ignore[no-untyped-def]
+        calls.append(workers)
+        return real(task, paths, workers, *a, **k)
+
+    monkeypatch.setattr(pool, "run_pool", spy)
+    monkeypatch.setattr(scale, "default_workers", lambda _p: 2)
+    paths = sorted(four.glob("*.json"))
+    size = sum(p.stat().st_size for p in paths)
+    monkeypatch.setattr(scale, "POOL_MIN_BYTES", size + 1)
+    small = analyze_rank_paths(paths)
+    assert calls == []
+    monkeypatch.setattr(scale, "POOL_MIN_BYTES", size)  # "at least": equal uses the pool
+    big = analyze_rank_paths(paths)
+    assert calls == [2] and big.documents == small.documents
