@@ -16,6 +16,7 @@ thread). A worker whose parent is gone exits quietly after its current rank.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import signal
 import threading
@@ -105,6 +106,9 @@ def run_pool(task: Callable[..., Any], paths: Sequence[str], workers: int,
     old_term = signal.signal(signal.SIGTERM, _terminated) if main else None
     try:
         while done < len(paths):
+            for w in [w for w in pool if w.index is None and not w.proc.is_alive()]:
+                pool.remove(w)  # died while idle (OOM killer, a signal): start another
+                w.conn.close()
             while pending and len([w for w in pool if w.index is not None]) < workers:
                 idle = next((w for w in pool if w.index is None), None)
                 if idle is None:
@@ -113,7 +117,8 @@ def run_pool(task: Callable[..., Any], paths: Sequence[str], workers: int,
                 i = pending.popleft()
                 attempts[i] += 1
                 idle.index = i
-                idle.conn.send((i, paths[i]))
+                with contextlib.suppress(OSError):  # it just died: its sentinel tells below
+                    idle.conn.send((i, paths[i]))
             busy = [w for w in pool if w.index is not None]
             ready = wait([w.conn for w in busy] + [w.proc.sentinel for w in busy])
             for w in busy:
