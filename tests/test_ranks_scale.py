@@ -360,3 +360,18 @@ def test_the_default_uses_the_pool_only_from_pool_min_bytes_on(
     monkeypatch.setattr(scale, "POOL_MIN_BYTES", size)  # "at least": equal uses the pool
     big = analyze_rank_paths(paths)
     assert calls == [2] and big.documents == small.documents
+
+
+def test_the_rank_progress_bar_counts_finished_ranks_on_a_terminal_only(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from traceviz.cli.rank_progress import rank_progress
+
+    with rank_progress(8) as progress:
+        assert progress is None  # stderr is not a terminal under pytest
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    with rank_progress(1) as progress:
+        assert progress is None  # one rank: nothing to count
+    with rank_progress(8) as progress:
+        assert progress is not None
+        for done in range(1, 9):
+            progress(done, 8)
