@@ -66,8 +66,8 @@ AllowMissingOpt = Annotated[
 
 
 def _rank_set_payload(paths: list[str], fmt: Format, plotlyjs: str, workers: int | None,
-                      dask: str | None) -> tuple[str, int]:
-    """Render the multi-rank report; also return how many rank traces failed."""
+                      dask: str | None) -> tuple[str, set[str]]:
+    """Render the multi-rank report; also return the rank traces that failed."""
     import traceviz
     from traceviz.cli.rank_progress import rank_progress
     from traceviz.trace.limits import max_memory_bytes
@@ -80,7 +80,7 @@ def _rank_set_payload(paths: list[str], fmt: Format, plotlyjs: str, workers: int
             max_memory_bytes=limit if source == "--max-memory" else None)
     for f in ranks.failed:
         print(f"traceviz: rank trace failed: {f.path}: {f.reason}", file=sys.stderr)
-    return ranks.render(fmt.value, plotlyjs), len(ranks.failed)
+    return ranks.render(fmt.value, plotlyjs), {f.path for f in ranks.failed}
 
 
 def _hta_sections(traces: list[Path], fmt: Format, payload: str,
@@ -186,7 +186,7 @@ def report(
             raise DaskMissingError()
     analyses: dict[Path, Analysis] = {}
     health: list[tuple[str, tuple[HealthWarning, ...]]] = []
-    failed = 0
+    failed: set[str] = set()
     urls = [t for t in target_args if is_url(t)]
     if urls and len(target_args) < 2:
         raise UsageError(f"{urls[0]}: a URL is read only as one of several rank traces")
@@ -202,7 +202,7 @@ def report(
         if hta and urls:
             raise UsageError("--hta reads local trace files, not URLs")
         payload, failed = _rank_set_payload(rank_traces, fmt, plotlyjs.value, workers, dask)
-        traces = [Path(t) for t in rank_traces]
+        traces = [Path(t) for t in rank_traces if t not in failed]  # --hta: the analysed ones
         default = Path("traceviz-ranks.report.html")
     elif is_run_dir(target):
         if fmt is Format.text and out is None and not hta and sys.stdout.isatty():
@@ -229,7 +229,8 @@ def report(
         payload = _hta_sections(traces, fmt, payload, analyses)
     emit(payload, fmt.value, out, default, force)
     if failed and not allow_missing_ranks:
-        raise fail(f"{failed} of {len(traces)} rank traces could not be analysed (listed in "
-                   "the report); --allow-missing-ranks accepts a partial result", 1)
+        raise fail(f"{len(failed)} of {len(rank_traces or ())} "
+                   "rank traces could not be analysed (listed in the report); "
+                   "--allow-missing-ranks accepts a partial result", 1)
     if strict:
         enforce_strict(health)
