@@ -60,6 +60,7 @@ from benchmarks.generate import (
     resolve_source,
     size_label,
 )
+from benchmarks.ranks import format_ranks, run_ranks
 
 RESULTS_DIR = REPO / "benchmarks" / "results"
 PYTHON = sys.executable
@@ -574,6 +575,8 @@ def machine() -> dict[str, Any]:
         "traceinsight",
         "psutil",
         "typer",
+        "dask",
+        "distributed",
     ):
         try:
             versions[pkg] = metadata.version(pkg)
@@ -746,13 +749,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--summarize", type=Path, metavar="RESULTS", help="print a saved run as Markdown and exit"
     )
+    p.add_argument("--ranks", type=int, metavar="N",
+                   help="many-ranks benchmark: N rank traces, local pool vs --dask local "
+                   "(benchmarks/ranks.py)")
+    p.add_argument("--rank-size", default="50MB", help="JSON size of each rank trace (--ranks)")
+    p.add_argument("--workers", default=None,
+                   help="comma-separated worker counts for --ranks (default: 1,2,4,… up to "
+                   "the cores)")
+    p.add_argument("--no-dask", action="store_true", help="--ranks: the local pool only")
     a = p.parse_args(argv)
     if a.summarize:
-        print(summarize(json.loads(a.summarize.read_text())))
+        doc = json.loads(a.summarize.read_text())
+        print(format_ranks(doc["ranks"]) if "ranks" in doc else summarize(doc))
         return 0
 
     def log(msg: str) -> None:
         print(msg, flush=True)
+
+    if a.ranks:
+        return ranks_main(a, argv, log)
 
     sizes = [parse_size(s) for s in a.sizes.split(",") if s.strip()]
     source = resolve_source(a.source)
@@ -804,6 +819,26 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(json.dumps(doc, indent=1) + "\n")
     log(f"wrote {out}")
     return 0 if all(m.rc == 0 for m in results) and doc.get("check", {}).get("ok", True) else 1
+
+
+def ranks_main(a: argparse.Namespace, argv: list[str] | None, log: Any) -> int:
+    """``--ranks N``: the many-ranks benchmark (:mod:`benchmarks.ranks`)."""
+    cores = os.cpu_count() or 1
+    counts = ([int(w) for w in a.workers.split(",") if w.strip()] if a.workers
+              else [w for w in (1, 2, 4, 8, 16, 32, 64) if w <= cores])
+    started = dt.datetime.now(dt.timezone.utc)
+    ranks = run_ranks(a.ranks, parse_size(a.rank_size), counts, not a.no_dask, log)
+    doc = {"started": started.isoformat(timespec="seconds"),
+           "argv": sys.argv if argv is None else ["benchmarks.run", *argv],
+           "machine": machine(), "ranks": ranks,
+           "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+    print(format_ranks(ranks))
+    out = a.out or RESULTS_DIR / (f"{started:%Y-%m-%dT%H%M}-{socket.gethostname()}-ranks"
+                                  f"{a.ranks}x{a.rank_size}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    log(f"wrote {out}")
+    return 0 if ranks["identical_json"] else 1
 
 
 if __name__ == "__main__":

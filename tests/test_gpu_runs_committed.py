@@ -12,7 +12,7 @@ import pytest
 
 from traceviz.analyze.compare import Comparison
 from traceviz.report.compare_report import build, load_run_dir
-from traceviz.report.ranks_output import load_ranks
+from traceviz.scale import analyze_rank_paths
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports"
 RUNS = sorted(p.parent for p in REPORTS.glob("*/manifest.json")
@@ -84,7 +84,7 @@ def test_a_skipped_cudagraph_is_named_whole_in_every_verdict_and_the_headline():
 
 def test_the_straggler_run_names_rank_1_host_bound_and_rank_0_waits_for_it():
     run = REPORTS / "ddp_mlp_straggler"
-    r, _ = load_ranks(sorted(run.glob("eager.rank*.pt.trace.json.gz")))
+    r = analyze_rank_paths(sorted(run.glob("eager.rank*.pt.trace.json.gz"))).analysis
     st = r.straggler
     assert st is not None and st.rank == 1 and st.cause == "host"
     per = {p.rank: p for p in r.per_rank}

@@ -93,14 +93,18 @@ def test_a_trace_without_any_rank_is_a_usage_error(rank_dir: Path, tmp_path: Pat
     assert r.returncode == 2 and "cannot tell its rank" in r.stderr
 
 
-@pytest.mark.parametrize("fmt", ["json", "text"])
-def test_rank_report_never_imports_torch_or_plotly(rank_dir: Path, fmt: str) -> None:
+@pytest.mark.parametrize(("fmt", "extra"), [("json", []), ("text", []),
+                                           ("json", ["--workers", "2"])])
+def test_rank_report_never_imports_torch_plotly_or_dask(rank_dir: Path, fmt: str,
+                                                       extra: list[str]) -> None:
     code = (
         "import sys\nfrom traceviz.cli.app import app\n"
-        f"try:\n    app(['report', {str(rank_dir)!r}, '--format', {fmt!r}])\n"
-        "except SystemExit:\n    pass\n"
-        "heavy = [m for m in ('torch', 'triton', 'hta', 'plotly') if m in sys.modules]\n"
-        "sys.stderr.write('HEAVY=' + ','.join(heavy))\n"
+        "if __name__ == '__main__':\n"
+        f" try:\n    app(['report', {str(rank_dir)!r}, '--format', {fmt!r}, *{extra!r}])\n"
+        " except SystemExit:\n    pass\n"
+        " heavy = [m for m in ('torch', 'triton', 'hta', 'plotly', 'dask', 'distributed')"
+        " if m in sys.modules]\n"
+        " sys.stderr.write('HEAVY=' + ','.join(heavy))\n"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.stderr.split("HEAVY=")[1].strip() == ""

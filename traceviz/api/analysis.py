@@ -279,7 +279,7 @@ def analyze(source: Any, *, workers: int | None = None,
         if len(source) > 1:
             from traceviz.api.ranks import Ranks
 
-            return Ranks.from_paths(source)
+            return Ranks.from_paths(source, workers=workers)
         source = source[0]
     if not isinstance(source, (str, os.PathLike)):
         raise UsageError(f"analyze() needs a trace path, a list of paths or a Trace, not "

@@ -1,10 +1,11 @@
 """``traceviz.analyze([rank0, rank1, …]) -> Ranks``: the joint analysis of a distributed run's
 rank traces (definitions: ``docs/metrics.md``, "Rank traces").
 
-A thin wrapper over :mod:`traceviz.analyze.distributed` and the multi-rank report: DataFrames
-of the per-rank and per-rank-per-step metrics, the straggler, each rank's own
-:class:`~traceviz.api.Analysis`, ``to_json()`` (exactly ``traceviz report r0 r1 … --format
-json``) and ``render(fmt)``.
+A thin wrapper over :mod:`traceviz.scale` (each rank loaded and analysed in its own task: in
+process, a local worker pool or Dask) and the multi-rank report: DataFrames of the per-rank and
+per-rank-per-step metrics, the straggler, the rank traces that failed, each rank's own
+:class:`~traceviz.api.Analysis` (loaded again on demand: the set keeps no trace),
+``to_json()`` (exactly ``traceviz report r0 r1 … --format json``) and ``render(fmt)``.
 """
 
 from __future__ import annotations
@@ -19,28 +20,48 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 if TYPE_CHECKING:
-    from traceviz.analyze.distributed.model import RanksAnalysis, RunStraggler
+    from collections.abc import Callable
+
+    from traceviz.analyze.distributed.model import FailedRank, RanksAnalysis, RunStraggler
     from traceviz.api.analysis import Analysis
-    from traceviz.trace import Trace
+    from traceviz.scale import RankSet
 
 
 class Ranks:
     """Rank traces of one run, analysed together. :attr:`result` is the frozen analysis."""
 
-    def __init__(self, result: RanksAnalysis, traces: list[Trace]) -> None:
-        self._result = result
-        self._traces = traces
+    def __init__(self, rank_set: RankSet) -> None:
+        self._set = rank_set
+        self._result = rank_set.analysis
 
     @classmethod
-    def from_paths(cls, paths: Sequence[str | os.PathLike]) -> Ranks:
-        from traceviz.report.ranks_output import load_ranks
+    def from_paths(cls, paths: Sequence[str | os.PathLike], workers: int | None = None,
+                   dask: str | None = None,
+                   progress: Callable[[int, int], None] | None = None,
+                   announce: Callable[[str], None] | None = None,
+                   max_memory_bytes: int | None = None) -> Ranks:
+        """Analyse ``paths`` (files or fsspec URLs) as the ranks of one run.
 
-        result, traces = load_ranks([Path(p) for p in paths])
-        return cls(result, traces)
+        ``workers``: rank worker processes (``None``: every usable core, capped by memory;
+        small sets in-process); ``dask``: ``"local"`` (a LocalCluster of ``workers``) or a
+        scheduler address (``tcp://host:8786``). ``progress(done, total)`` as ranks finish.
+        """
+        from traceviz.scale import analyze_rank_paths
+        from traceviz.scale.task import is_url
+
+        return cls(analyze_rank_paths(
+            [p if isinstance(p, str) and is_url(p) else Path(p) for p in paths],
+            workers=workers, dask=dask,
+            progress=progress, announce=announce, max_memory_bytes=max_memory_bytes))
 
     @property
     def result(self) -> RanksAnalysis:
         return self._result
+
+    @property
+    def failed(self) -> tuple[FailedRank, ...]:
+        """Rank traces that could not be analysed (``path``, one-line ``reason``)."""
+        return self._set.failed
 
     @property
     def straggler(self) -> RunStraggler | None:
@@ -59,21 +80,21 @@ class Ranks:
         return pd.DataFrame([asdict(s) for s in self._result.rank_steps])
 
     def analysis(self, rank: int) -> Analysis:
-        """One rank's single-trace :class:`~traceviz.api.Analysis`."""
-        from traceviz.api.analysis import Analysis
+        """One rank's single-trace :class:`~traceviz.api.Analysis`, loaded and analysed again
+        from its path (the set keeps no trace)."""
+        from traceviz.api.analysis import analyze
         from traceviz.errors import UsageError
 
-        for info, trace, a in zip(self._result.ranks, self._traces,
-                                  self._result.per_rank_analysis, strict=True):
+        for info in self._result.ranks:
             if info.rank == rank:
-                return Analysis(trace, a)
+                return analyze(info.path)
         raise UsageError(f"no rank {rank}; ranks: {[i.rank for i in self._result.ranks]}")
 
     def render(self, fmt: str = "html", plotlyjs: str = "inline") -> str:
         """The multi-rank report as ``traceviz report r0 r1 … --format FMT`` writes it."""
         from traceviz.report.ranks_output import render_loaded
 
-        return render_loaded(self._result, self._traces, fmt, plotlyjs)
+        return render_loaded(self._result, self._set.documents, fmt, plotlyjs, self._set.failed)
 
     def to_json(self) -> str:
         return self.render("json")
@@ -86,4 +107,5 @@ class Ranks:
     def __repr__(self) -> str:
         st = self.straggler
         late = f"straggler rank {st.rank} ({st.cause})" if st else "no straggler"
-        return f"<traceviz.Ranks {len(self._traces)} rank traces: {late}>"
+        failed = f", {len(self.failed)} failed" if self.failed else ""
+        return f"<traceviz.Ranks {len(self._result.ranks)} rank traces{failed}: {late}>"

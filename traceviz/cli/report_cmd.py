@@ -3,6 +3,11 @@ comparison, or the multi-rank report (several traces, or a directory of rank tra
 
 HTML is the default format (a self-contained page); ``json``, ``md`` and ``text`` go to stdout
 unless ``-o`` is given.
+
+Rank traces are analysed one task per rank (:mod:`traceviz.scale`): in ``--workers`` local
+processes, or on Dask with ``--dask local`` / ``--dask tcp://HOST:PORT``. A rank trace that
+cannot be analysed is listed in the report with its reason and the command exits 1, unless
+``--allow-missing-ranks``.
 """
 
 from __future__ import annotations
@@ -24,14 +29,13 @@ from traceviz.cli.compare_cmd import (
     PlotlyOpt,
     ThresholdFileOpt,
     ThresholdOpt,
-    WorkersOpt,
     apply_max_memory,
     apply_workers,
     comparison_output,
     emit,
     print_fitted_comparison,
 )
-from traceviz.cli.errors import user_errors
+from traceviz.cli.errors import fail, user_errors
 from traceviz.cli.strict import StrictOpt, enforce_strict
 
 if TYPE_CHECKING:
@@ -40,6 +44,43 @@ if TYPE_CHECKING:
 
 #: Width of the text report when stdout is not a terminal.
 TEXT_WIDTH = 140
+
+ReportWorkersOpt = Annotated[
+    int | None,
+    typer.Option("--workers", "-j", min=1, metavar="N", help="Processes decoding a big trace; "
+                 "for rank traces: rank worker processes, each analysing one rank at a time "
+                 "(default: every usable core, capped by memory; small rank sets in-process)."),
+]
+DaskOpt = Annotated[
+    str | None,
+    typer.Option("--dask", metavar="local|tcp://HOST:PORT", help="Rank traces: analyse each "
+                 "rank as a Dask task, on a LocalCluster of --workers processes ('local') or "
+                 "on a running scheduler (workers must reach the trace paths or URLs). Needs "
+                 "`pip install 'traceviz\\[dask]'`."),
+]
+AllowMissingOpt = Annotated[
+    bool,
+    typer.Option("--allow-missing-ranks", help="Rank traces: exit 0 even when some rank "
+                 "traces could not be analysed (they are still listed in the report)."),
+]
+
+
+def _rank_set_payload(paths: list[str], fmt: Format, plotlyjs: str, workers: int | None,
+                      dask: str | None) -> tuple[str, set[str]]:
+    """Render the multi-rank report; also return the rank traces that failed."""
+    import traceviz
+    from traceviz.cli.rank_progress import rank_progress
+    from traceviz.trace.limits import max_memory_bytes
+
+    limit, source = max_memory_bytes()
+    with rank_progress(len(paths)) as progress:
+        ranks = traceviz.Ranks.from_paths(
+            paths, workers=workers, dask=dask, progress=progress,
+            announce=lambda line: print(line, file=sys.stderr),
+            max_memory_bytes=limit if source == "--max-memory" else None)
+    for f in ranks.failed:
+        print(f"traceviz: rank trace failed: {f.path}: {f.reason}", file=sys.stderr)
+    return ranks.render(fmt.value, plotlyjs), {f.path for f in ranks.failed}
 
 
 def _hta_sections(traces: list[Path], fmt: Format, payload: str,
@@ -101,11 +142,12 @@ def _trace_payload(trace: Path, fmt: Format, plotlyjs: str, to_terminal: bool,
 
 @user_errors
 def report(
-    targets: Annotated[
-        list[Path], typer.Argument(help="A trace file (.json or .json.gz), or a run directory "
-                                   "from `traceviz profile` (then: the comparison report), or "
-                                   "the traces of a distributed run's ranks (several files or "
-                                   "one directory: the multi-rank report).")
+    target_args: Annotated[
+        list[str], typer.Argument(metavar="TARGETS...", help="A trace file (.json or "
+                                  ".json.gz), or a run directory from `traceviz profile` "
+                                  "(then: the comparison report), or the traces of a "
+                                  "distributed run's ranks (several files or fsspec URLs, or "
+                                  "one directory: the multi-rank report).")
     ],
     fmt: FormatOpt = Format.html,
     out: OutOpt = None,
@@ -118,14 +160,18 @@ def report(
         "--hta", help="Add Holistic Trace Analysis's breakdowns and launch stats (needs "
         "`pip install traceviz[hta]`).")] = False,
     max_memory: MaxMemoryOpt = None,
-    workers: WorkersOpt = None,
+    workers: ReportWorkersOpt = None,
+    dask: DaskOpt = None,
+    allow_missing_ranks: AllowMissingOpt = False,
     strict: StrictOpt = False,
 ) -> None:
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
     apply_max_memory(max_memory)
     apply_workers(workers)
+    from traceviz.errors import UsageError
     from traceviz.report.compare_report import is_run_dir
-    from traceviz.report.ranks_output import rank_trace_paths, render_ranks
+    from traceviz.report.ranks_output import rank_trace_paths
+    from traceviz.scale.task import is_url
 
     if hta:
         from traceviz.api import HtaMissingError
@@ -133,13 +179,30 @@ def report(
 
         if not hta_available():
             raise HtaMissingError()
+    if dask is not None:
+        from traceviz.scale.dask_cluster import DaskMissingError, dask_available
+
+        if not dask_available():
+            raise DaskMissingError()
     analyses: dict[Path, Analysis] = {}
     health: list[tuple[str, tuple[HealthWarning, ...]]] = []
+    failed: set[str] = set()
+    urls = [t for t in target_args if is_url(t)]
+    if urls and len(target_args) < 2:
+        raise UsageError(f"{urls[0]}: a URL is read only as one of several rank traces")
+    targets = [Path(t) for t in target_args]
     target = targets[0]
-    rank_traces = rank_trace_paths(targets, is_run_dir(target))
+    rank_traces: list[str] | None = (
+        list(target_args) if urls
+        else [str(p) for p in rank_trace_paths(targets, is_run_dir(target)) or []] or None)
+    if rank_traces is None and (dask is not None or allow_missing_ranks):
+        raise UsageError("--dask and --allow-missing-ranks apply to rank traces only (several "
+                         "trace files, or one directory of them)")
     if rank_traces is not None:
-        payload = render_ranks(rank_traces, fmt.value, plotlyjs.value)
-        traces = rank_traces
+        if hta and urls:
+            raise UsageError("--hta reads local trace files, not URLs")
+        payload, failed = _rank_set_payload(rank_traces, fmt, plotlyjs.value, workers, dask)
+        traces = [Path(t) for t in rank_traces if t not in failed]  # --hta: the analysed ones
         default = Path("traceviz-ranks.report.html")
     elif is_run_dir(target):
         if fmt is Format.text and out is None and not hta and sys.stdout.isatty():
@@ -165,5 +228,9 @@ def report(
     if hta:
         payload = _hta_sections(traces, fmt, payload, analyses)
     emit(payload, fmt.value, out, default, force)
+    if failed and not allow_missing_ranks:
+        raise fail(f"{len(failed)} of {len(rank_traces or ())} "
+                   "rank traces could not be analysed (listed in the report); "
+                   "--allow-missing-ranks accepts a partial result", 1)
     if strict:
         enforce_strict(health)

@@ -148,13 +148,14 @@ def write_ranks_report(run_dir: Path, mode: str, traces: list[Path]) -> dict[str
     manifest keys ``ranks_report`` and ``ranks_summary`` (the JSON ``ranks`` minus the
     per-step rows). A failure is recorded as ``ranks_summary: {"error": …}``, never raised."""
     try:
-        from traceviz.report.ranks_json import ranks_to_dict
-        from traceviz.report.ranks_output import load_ranks, render_loaded
+        from traceviz.api.ranks import Ranks
 
-        result, kept = load_ranks(traces)
+        ranks = Ranks.from_paths(traces, workers=1)
+        if ranks.failed:
+            raise RuntimeError("; ".join(f"{f.path}: {f.reason}" for f in ranks.failed))
         page = run_dir / f"{mode}.ranks.html"
-        page.write_text(render_loaded(result, kept, "html", "inline"), encoding="utf-8")
-        summary = ranks_to_dict(result, kept)["ranks"]
+        page.write_text(ranks.render("html", "inline"), encoding="utf-8")
+        summary = ranks.to_dict()["ranks"]
         for key in ("rank_steps", "traces"):
             summary.pop(key, None)
         return {"ranks_report": page.name, "ranks_summary": summary}

@@ -1,28 +1,36 @@
 """The multi-rank JSON document (``traceviz report DIR_OF_RANK_TRACES --format json``).
 
 Top-level keys: ``schema``, ``traceviz_version``, ``ranks`` (the cross-rank results, shape in
-``docs/metrics.md`` "Rank traces"), ``per_rank_analysis`` (each rank's single-trace document,
-as ``traceviz report TRACE --format json`` writes it). Times in µs (``ns / 1000``).
+``docs/metrics.md`` "Rank traces"), ``failed_ranks`` (only when some rank trace could not be
+analysed: ``path`` and one-line ``reason`` each), ``per_rank_analysis`` (each rank's
+single-trace document, as ``traceviz report TRACE --format json`` writes it, with a ``rank``
+key first). Times in µs (``ns / 1000``).
+
+The per-rank documents arrive already encoded (a worker process made them, see
+:mod:`traceviz.scale.task`) and are embedded as :class:`msgspec.Raw`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import msgspec
+
 from traceviz import __version__
-from traceviz.analyze.distributed.model import RanksAnalysis
-from traceviz.report.jsonout import analysis_to_dict
+from traceviz.analyze.distributed.model import FailedRank, RanksAnalysis
 from traceviz.report.ranks_text import straggler_sentence
 from traceviz.report.units import share, us
-from traceviz.trace import Trace
 
 SCHEMA = "traceviz.ranks/1"
 
 
-def ranks_to_dict(r: RanksAnalysis, traces: list[Trace]) -> dict[str, Any]:
-    """The whole document; ``traces`` in the order of ``r.ranks``."""
+def ranks_to_dict(r: RanksAnalysis, documents: Sequence[bytes],
+                  failed: Sequence[FailedRank] = ()) -> dict[str, Any]:
+    """The whole document; ``documents``: each rank's encoded single-trace document (with its
+    ``rank`` key), in the order of ``r.ranks``."""
     st = r.straggler
-    return {
+    doc = {
         "schema": SCHEMA,
         "traceviz_version": __version__,
         "ranks": {
@@ -81,8 +89,10 @@ def ranks_to_dict(r: RanksAnalysis, traces: list[Trace]) -> dict[str, Any]:
             "health": [{"code": w.code, "message": w.message, "count": w.count}
                        for w in r.health],
         },
-        "per_rank_analysis": [
-            {"rank": i.rank, **analysis_to_dict(t, a)}
-            for i, t, a in zip(r.ranks, traces, r.per_rank_analysis, strict=True)
-        ],
     }
+    if failed:
+        doc["failed_ranks"] = [{"path": f.path, "reason": f.reason} for f in failed]
+    if len(documents) != len(r.ranks):
+        raise ValueError(f"{len(documents)} rank documents for {len(r.ranks)} ranks")
+    doc["per_rank_analysis"] = [msgspec.Raw(d) for d in documents]
+    return doc

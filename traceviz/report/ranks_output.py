@@ -1,15 +1,21 @@
-"""Load the rank traces of one run, analyze them together and render the multi-rank report.
+"""Which CLI targets are rank traces, and rendering the multi-rank report.
 
 Entry points: :func:`rank_trace_paths` (which CLI targets are rank traces) and
-:func:`render_ranks` (html / md / json / text).
+:func:`render_loaded` (html / md / json / text of an already computed multi-rank analysis: the
+cross-rank result, each rank's encoded single-trace document, the ranks that failed). Loading
+and analysing the ranks is :mod:`traceviz.scale`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from traceviz.errors import UsageError
+
+if TYPE_CHECKING:
+    from traceviz.analyze.distributed.model import FailedRank, RanksAnalysis
 
 TRACE_GLOBS = ("*.json", "*.json.gz")
 
@@ -35,41 +41,30 @@ def rank_trace_paths(targets: list[Path], is_run_dir: bool) -> list[Path] | None
     return found
 
 
-def load_ranks(paths: list[Path]) -> tuple[Any, list[Any]]:
-    """The :class:`~traceviz.analyze.distributed.model.RanksAnalysis` of the traces, and the
-    traces it kept (in rank order)."""
-    import traceviz
-    from traceviz.analyze.distributed import analyze_ranks
-
-    traces = [traceviz.load(p) for p in paths]
-    analyses = [traceviz.analyze(t) for t in traces]
-    result = analyze_ranks(list(zip(traces, analyses, strict=True)))
-    by_path = {t.meta.path: t for t in traces}
-    return result, [by_path[i.path] for i in result.ranks]
-
-
-def render_ranks(paths: list[Path], fmt: str, plotlyjs: str = "inline") -> str:
-    """Load and analyze every rank trace, then render the multi-rank report in ``fmt``."""
-    result, kept = load_ranks(paths)
-    return render_loaded(result, kept, fmt, plotlyjs)
-
-
-def render_loaded(result: Any, kept: list[Any], fmt: str, plotlyjs: str = "inline") -> str:
-    """Render an already computed multi-rank analysis (``kept``: its traces, rank order)."""
+def render_loaded(result: RanksAnalysis, documents: Sequence[bytes], fmt: str,
+                  plotlyjs: str = "inline", failed: Sequence[FailedRank] = ()) -> str:
+    """Render a multi-rank analysis (``documents``: each kept rank's encoded single-trace
+    document, in the order of ``result.ranks``; ``failed``: the rank traces left out)."""
     if fmt == "json":
         import msgspec
 
         from traceviz.report.ranks_json import ranks_to_dict
 
-        encoded = msgspec.json.encode(ranks_to_dict(result, kept))
-        return msgspec.json.format(encoded, indent=2).decode() + "\n"
+        # one big document (all ranks' documents inside): drop each stage as soon as the next
+        # exists, so at most two copies are alive at once
+        encoded = msgspec.json.encode(ranks_to_dict(result, documents, failed))
+        formatted = msgspec.json.format(encoded, indent=2)
+        del encoded
+        text = formatted.decode()
+        del formatted
+        return text + "\n"
     from traceviz.report.ranks_report import build_ranks_report
 
     if fmt == "text":
         from traceviz.report.ranks_text import render_ranks_text
 
-        return render_ranks_text(build_ranks_report(result, figures=False))
-    model = build_ranks_report(result)
+        return render_ranks_text(build_ranks_report(result, figures=False, failed=failed))
+    model = build_ranks_report(result, failed=failed)
     if fmt == "md":
         from traceviz.report.markdown import render_markdown
 

@@ -1,18 +1,22 @@
 """The multi-rank report model: :func:`build_ranks_report` turns a
 :class:`~traceviz.analyze.distributed.model.RanksAnalysis` into a
 :class:`~traceviz.report.model.Report` (the straggler sentence first, then per-rank medians,
-the rank × step table, collectives and, with ``figures``, the rank plots)."""
+the rank × step table, collectives and, with ``figures``, the rank plots; rank traces that
+could not be analysed are a fact line and a "Failed ranks" section first)."""
 
 from __future__ import annotations
 
-from traceviz.analyze.distributed.model import RanksAnalysis
+from collections.abc import Sequence
+
+from traceviz.analyze.distributed.model import FailedRank, RanksAnalysis
 from traceviz.report.model import Figure, Report, Section, _table, pct, us
 from traceviz.report.ranks_text import straggler_sentence
 
 _N = True
 
 
-def build_ranks_report(r: RanksAnalysis, figures: bool = True) -> Report:
+def build_ranks_report(r: RanksAnalysis, figures: bool = True,
+                       failed: Sequence[FailedRank] = ()) -> Report:
     """The report; ``figures=False`` leaves the plots out (text output: no plotly import)."""
     st = r.straggler
     facts = [
@@ -25,6 +29,10 @@ def build_ranks_report(r: RanksAnalysis, figures: bool = True) -> Report:
         ("slowest rank's step period", f"{us(r.slowest_period_ns_median)} µs (median over steps"
          f"); step skew {us(r.step_skew_ns_median)} µs"),
     ]
+    if failed:
+        facts.insert(2, ("failed ranks", f"{len(failed)} of {len(failed) + len(r.ranks)} rank "
+                         "traces could not be analysed (see Failed ranks); the results are "
+                         "those of the others"))
     if st is not None:
         facts.append(("straggler share", f"rank {st.rank}: {pct(st.share_of_steps)} of "
                       f"{st.matched_steps} matched steps, mean lateness "
@@ -60,7 +68,13 @@ def build_ranks_report(r: RanksAnalysis, figures: bool = True) -> Report:
         plots = (Figure("ranks-heatmap", rf.rank_step_heatmap(r)),
                  Figure("ranks-bars", rf.rank_stacked_bars(r)),
                  Figure("ranks-arrivals", rf.arrival_spread(r)))
+    failed_section = () if not failed else (Section(
+        "ranks-failed", "Failed ranks", "Rank traces that could not be analysed, with the "
+        "reason; they are left out of every number below.",
+        (_table("ranks-failed-list", "Failed ranks", [("path", False), ("reason", False)],
+                [(f.path, f.reason) for f in failed]),)),)
     sections = (
+        *failed_section,
         Section("ranks", "Ranks", "comm wait = last arrival − own arrival (the collective "
                 "kernel spins for its peers); transfer = end − last arrival; effective busy = "
                 "GPU busy − comm wait. Definitions: docs/metrics.md, Rank traces.",
@@ -74,8 +88,8 @@ def build_ranks_report(r: RanksAnalysis, figures: bool = True) -> Report:
                   facts=tuple(facts),
                   warnings=tuple(w.message for w in r.health) + tuple(
                       f"rank {i.rank}: {w.message}"
-                      for i, a in zip(r.ranks, r.per_rank_analysis, strict=True)
-                      for w in a.health),
+                      for i, h in zip(r.ranks, r.rank_health, strict=True)
+                      for w in h),
                   sections=sections)
 
 

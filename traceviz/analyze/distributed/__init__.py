@@ -1,8 +1,11 @@
 """Multi-rank analysis: ``analyze_ranks([(trace, analysis), ...]) -> RanksAnalysis``.
 
-Rank discovery (:mod:`.discover`), collective instances (:mod:`.instances`), cross-rank matching
-and clocks (:mod:`.matching`), per-rank-per-step metrics and stragglers (:mod:`.metrics`).
-Definitions: ``docs/metrics.md``, section "Rank traces".
+Two halves: a pure per-rank extraction, ``rank_digest(trace, analysis) -> RankDigest``
+(:mod:`.digest`: compact, picklable, what a worker process sends back), and the cross-rank part,
+``analyze_digests([digest, ...]) -> RanksAnalysis``: rank discovery (:mod:`.discover`), collective
+instances (:mod:`.instances`), cross-rank matching and clocks (:mod:`.matching`),
+per-rank-per-step metrics and stragglers (:mod:`.metrics`). ``analyze_ranks`` is both in one
+process. Definitions: ``docs/metrics.md``, section "Rank traces".
 """
 
 from __future__ import annotations
@@ -12,12 +15,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from traceviz.analyze.distributed.discover import rank_health, rank_info
-from traceviz.analyze.distributed.instances import collective_kernel_rows, rank_instances
+from traceviz.analyze.distributed.digest import (
+    RankDigest,
+    instance_frame,
+    rank_digest,
+)
+from traceviz.analyze.distributed.discover import rank_health
 from traceviz.analyze.distributed.matching import align_clocks, match_instances, waits
 from traceviz.analyze.distributed.metrics import (
     collective_summaries,
-    compute_busy_by_step,
     exposed_by_step,
     rank_summary,
     run_straggler,
@@ -25,7 +31,6 @@ from traceviz.analyze.distributed.metrics import (
 )
 from traceviz.analyze.distributed.model import (
     Instances,
-    RankInfo,
     RanksAnalysis,
     RankStep,
 )
@@ -35,16 +40,20 @@ from traceviz.trace import Trace
 
 def analyze_ranks(items: Sequence[tuple[Trace, Analysis]]) -> RanksAnalysis:
     """Analyze the traces of the ranks of one run together (each with its own analysis)."""
-    infos = [rank_info(t) for t, _ in items]
-    keep, health, world = rank_health([i[0] for i in infos], [t.meta.path for t, _ in items],
-                                      [i[2] for i in infos])
-    items = [items[i] for i in keep]
-    infos = [infos[i] for i in keep]
-    ranks = [i[0] for i in infos]
-    rank_infos = tuple(RankInfo(r, t.meta.path, src, w, host, groups)
-                       for (t, _), (r, src, w, host, groups) in zip(items, infos, strict=True))
+    return analyze_digests([rank_digest(t, a) for t, a in items])
 
-    step_sets = [{s.number for s in a.steps if s.number is not None} for _, a in items]
+
+def analyze_digests(digests: Sequence[RankDigest]) -> RanksAnalysis:
+    """The cross-rank analysis of the ranks' digests (any order: the result is in rank order,
+    the first digest of a rank kept)."""
+    keep, health, world = rank_health([d.info.rank for d in digests],
+                                      [d.info.path for d in digests],
+                                      [d.info.world_size for d in digests])
+    kept = [digests[i] for i in keep]
+    ranks = [d.info.rank for d in kept]
+    rank_infos = tuple(d.info for d in kept)
+
+    step_sets = [{s.number for s in d.steps} for d in kept]
     common = set.intersection(*step_sets) if step_sets else set()
     partial = set.union(*step_sets) - common if step_sets else set()
     if partial:
@@ -54,17 +63,13 @@ def analyze_ranks(items: Sequence[tuple[Trace, Analysis]]) -> RanksAnalysis:
             "differ): their collectives are not matched", len(partial)))
     steps = tuple(sorted(common))
 
-    frames, coll_rows = [], []
-    for (t, a), r in zip(items, ranks, strict=True):
-        df, outside = rank_instances(t, a)
-        frames.append(df.assign(rank=r))
-        coll_rows.append(collective_kernel_rows(t))
-        if outside:
+    for d in kept:
+        if d.outside:
             health.append(HealthWarning(
                 "collectives_outside_steps",
-                f"rank {r}: {outside} collective kernels launched outside every numbered step "
-                "are not matched", outside))
-    inst = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+                f"rank {d.info.rank}: {d.outside} collective kernels launched outside every "
+                "numbered step are not matched", d.outside))
+    inst = instance_frame(kept)
 
     pg: dict[str, tuple[int, ...]] = {}
     for ri in rank_infos:
@@ -81,8 +86,8 @@ def analyze_ranks(items: Sequence[tuple[Trace, Analysis]]) -> RanksAnalysis:
                        last_own_ns=last_own)
 
     rank_steps: list[RankStep] = []
-    for (t, a), r, crow in zip(items, ranks, coll_rows, strict=True):
-        rank_steps.extend(_rank_steps(t, a, r, crow, inst[inst["rank"] == r], steps, bad_steps))
+    for d in kept:
+        rank_steps.extend(_rank_steps(d, inst[inst["rank"] == d.info.rank], steps, bad_steps))
     rank_steps_t = tuple(rank_steps)
     with_coll = set(inst.loc[inst["match"] >= 0, "step"].astype(int)) if len(inst) else set()
     stragglers = step_stragglers(rank_steps_t, with_coll)
@@ -105,14 +110,13 @@ def analyze_ranks(items: Sequence[tuple[Trace, Analysis]]) -> RanksAnalysis:
         slowest_period_ns_median=float(np.median(per_step["max"]))
         if per_step is not None else None,
         health=tuple(health),
-        per_rank_analysis=tuple(a for _, a in items),
+        rank_health=tuple(d.health for d in kept),
     )
 
 
-def _rank_steps(trace: Trace, analysis: Analysis, rank: int, coll_rows: np.ndarray,
-                inst: pd.DataFrame, steps: tuple[int, ...], bad: set[int]) -> list[RankStep]:
-    base = trace.meta.base_time_ns or 0
-    compute = compute_busy_by_step(trace, analysis, coll_rows)
+def _rank_steps(d: RankDigest, inst: pd.DataFrame, steps: tuple[int, ...], bad: set[int]
+                ) -> list[RankStep]:
+    base = d.base_time_ns
     m = inst[inst["match"] >= 0]
     transfers = pd.DataFrame({
         "step": m["step"].to_numpy(np.int64),
@@ -120,10 +124,13 @@ def _rank_steps(trace: Trace, analysis: Analysis, rank: int, coll_rows: np.ndarr
         "end_ns": m["end_ns"].to_numpy() - base,
     })
     transfers = transfers[transfers["end_ns"] > transfers["ts_ns"]]
-    exposed = exposed_by_step(trace, analysis, coll_rows, transfers, compute)
+    c = d.compute_in_comm
+    exposed = exposed_by_step((c.step, c.ts_ns, c.end_ns), transfers)
     sums = m.groupby("step")[["wait_ns", "transfer_ns", "lateness_ns"]].sum()
     count = inst.groupby("step").size()
-    by_number = {s.number: s for s in analysis.steps if s.number is not None}
+    by_number = {s.number: s for s in d.steps}
+    compute = d.compute_busy_ns
+    rank = d.info.rank
     out = []
     for n in steps:
         s = by_number[n]
@@ -154,4 +161,4 @@ def _instances(inst: pd.DataFrame) -> Instances:
     )
 
 
-__all__ = ["RanksAnalysis", "analyze_ranks"]
+__all__ = ["RankDigest", "RanksAnalysis", "analyze_digests", "analyze_ranks", "rank_digest"]

@@ -25,7 +25,8 @@ from traceviz.analyze.model import Analysis
 from traceviz.trace import Trace
 
 
-def _union_by_step(step: np.ndarray, ts: np.ndarray, end: np.ndarray) -> dict[int, int]:
+def union_by_step(step: np.ndarray, ts: np.ndarray, end: np.ndarray) -> dict[int, int]:
+    """Step number -> length of the union of that step's intervals."""
     if not len(ts):
         return {}
     order = np.lexsort((ts, step))
@@ -34,32 +35,35 @@ def _union_by_step(step: np.ndarray, ts: np.ndarray, end: np.ndarray) -> dict[in
     return {int(k): int(b) for k, b in zip(keys, u.busy_ns, strict=True)}
 
 
-def compute_busy_by_step(trace: Trace, analysis: Analysis, coll_rows: np.ndarray
-                         ) -> dict[int, int]:
-    """Step number -> union of the non-collective activities attributed to it."""
+def compute_intervals(trace: Trace, analysis: Analysis, coll_rows: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(step number, ts_ns, end_ns)`` of the non-collective GPU activities attributed to a
+    step (the trace's relative clock)."""
     gpu = trace.gpu
     numbers = np.array([-1 if s.number is None else s.number for s in analysis.steps] or [-1])
     keep = analysis.activity_step >= 0
     keep[coll_rows] = False
     rows = np.flatnonzero(keep)
-    step = numbers[analysis.activity_step[rows]]
-    return _union_by_step(step, gpu["ts_ns"].to_numpy()[rows], gpu["end_ns"].to_numpy()[rows])
+    step = numbers[analysis.activity_step[rows]].astype(np.int64)
+    return step, gpu["ts_ns"].to_numpy()[rows], gpu["end_ns"].to_numpy()[rows]
 
 
-def exposed_by_step(trace: Trace, analysis: Analysis, coll_rows: np.ndarray,
-                    transfers: pd.DataFrame, compute: dict[int, int]) -> dict[int, int]:
-    """Step number -> transfer time not overlapped by compute (``transfers``: step, ts_ns,
-    end_ns on the trace's own relative clock)."""
-    gpu = trace.gpu
-    numbers = np.array([-1 if s.number is None else s.number for s in analysis.steps] or [-1])
-    keep = analysis.activity_step >= 0
-    keep[coll_rows] = False
-    rows = np.flatnonzero(keep)
-    step = np.concatenate([numbers[analysis.activity_step[rows]], transfers["step"].to_numpy()])
-    ts = np.concatenate([gpu["ts_ns"].to_numpy()[rows], transfers["ts_ns"].to_numpy()])
-    end = np.concatenate([gpu["end_ns"].to_numpy()[rows], transfers["end_ns"].to_numpy()])
-    both = _union_by_step(step.astype(np.int64), ts, end)
-    return {s: b - compute.get(s, 0) for s, b in both.items()}
+def exposed_by_step(compute: tuple[np.ndarray, np.ndarray, np.ndarray],
+                    transfers: pd.DataFrame) -> dict[int, int]:
+    """Step number -> transfer time not overlapped by compute, ``|T ∪ C| − |C|``
+    (``compute``: (step, ts_ns, end_ns); ``transfers``: step, ts_ns, end_ns; one clock).
+
+    ``compute`` may be cut to any superset of the transfers (a rank's own collective windows,
+    :func:`~traceviz.analyze.distributed.digest.clip_to_windows`): ``|T ∪ C| − |C| = |T \\ C|``
+    only sees the compute inside T.
+    """
+    c_step, c_ts, c_end = compute
+    step = np.concatenate([c_step, transfers["step"].to_numpy()]).astype(np.int64)
+    ts = np.concatenate([c_ts, transfers["ts_ns"].to_numpy()])
+    end = np.concatenate([c_end, transfers["end_ns"].to_numpy()])
+    both = union_by_step(step, ts, end)
+    alone = union_by_step(c_step, c_ts, c_end)
+    return {s: b - alone.get(s, 0) for s, b in both.items()}
 
 
 def cause(host_wait_ns: float, sync_wait_ns: float, compute_busy_ns: float,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from traceviz.analyze.model import Analysis, HealthWarning
+from traceviz.analyze.model import HealthWarning
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,14 @@ class RankInfo:
     world_size: int | None  # distributedInfo.world_size
     hostname: str | None  # traceviz stamp (profile --nproc), else None
     groups: dict[str, tuple[int, ...]]  # pg_config: process group name -> its global ranks
+
+
+@dataclass(frozen=True)
+class FailedRank:
+    """A rank trace that could not be analysed (missing, corrupt, or its worker died)."""
+
+    path: str
+    reason: str  # one line
 
 
 @dataclass(frozen=True)
@@ -169,4 +177,5 @@ class RanksAnalysis:
     step_skew_ns_median: float | None  # max - min per-rank period, median over steps
     slowest_period_ns_median: float | None  # max over ranks of the period, median over steps
     health: tuple[HealthWarning, ...]
-    per_rank_analysis: tuple[Analysis, ...] = field(repr=False)
+    rank_health: tuple[tuple[HealthWarning, ...], ...] = field(repr=False)  # each kept rank's
+    # single-trace health warnings, in the order of ``ranks``
