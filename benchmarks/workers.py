@@ -4,10 +4,12 @@
 
 Each run is a fresh ``python -m traceviz report TRACE --format json --workers N`` child; the
 worker counts are interleaved round by round (the order rotates each round) so drift on the
-machine hits every count alike. While a run lasts, its process tree's memory is sampled every
-``--sample-ms``: the sum of RSS (counts pages shared by forked workers once per process, an
-over-estimate) and the sum of PSS (each shared page split between its sharers: the tree's
-real footprint). The JSON outputs of all counts must be byte-identical (checked, recorded).
+machine hits every count alike. Timed runs are left alone; memory is measured in one more run
+per count, whose process tree is sampled every ``--sample-ms``: the sum of RSS (counts pages
+shared by forked workers once per process, an over-estimate) and the sum of PSS (each shared
+page split between its sharers: the tree's real footprint). Reading PSS walks each process's
+page tables under its memory lock, which slows the measured processes — hence the separate
+runs. The JSON outputs of all runs must be byte-identical (checked, recorded).
 
 Writes ``benchmarks/results/<date>-workers-<host>.json`` (or ``--out``) and prints a table.
 """
@@ -62,13 +64,16 @@ def _rss_pss_bytes(pid: int) -> tuple[int, int]:
     return rss, pss
 
 
-def run_once(trace: Path, workers: int, out: Path, sample_s: float) -> dict[str, float]:
-    """One timed ``report --format json`` child: wall seconds and peak tree RSS / PSS bytes."""
+def run_once(trace: Path, workers: int, out: Path, sample_s: float | None) -> dict[str, float]:
+    """One ``report --format json`` child: wall seconds and (when ``sample_s`` is given) peak
+    tree RSS / PSS bytes."""
     cmd = [sys.executable, "-m", "traceviz", "report", str(trace), "--format", "json",
            "-o", str(out), "--force", "--workers", str(workers)]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak_rss = peak_pss = 0
+    if sample_s is None:
+        proc.wait()
     while proc.poll() is None:
         rss = pss = 0
         for p in _tree(proc.pid):
@@ -87,27 +92,34 @@ def run_once(trace: Path, workers: int, out: Path, sample_s: float) -> dict[str,
 def measure(trace: Path, counts: list[int], repeat: int, sample_s: float) -> dict:
     """Interleaved runs of every worker count; per count the runs, medians and output hash."""
     runs: dict[int, list[dict[str, float]]] = {n: [] for n in counts}
+    memory: dict[int, dict[str, float]] = {}
     digests: dict[int, set[str]] = {n: set() for n in counts}
     with tempfile.TemporaryDirectory() as tmp:
-        for r in range(repeat):
+        for r in range(repeat + 1):  # the last round measures memory
             order = counts[r % len(counts):] + counts[: r % len(counts)]
             for n in order:
                 out = Path(tmp) / f"w{n}.json"
-                runs[n].append(run_once(trace, n, out, sample_s))
+                if r < repeat:
+                    runs[n].append(run_once(trace, n, out, None))
+                    wall = runs[n][-1]["wall_s"]
+                else:
+                    memory[n] = run_once(trace, n, out, sample_s)
+                    wall = memory[n]["wall_s"]
                 digests[n].add(hashlib.sha256(out.read_bytes()).hexdigest())
-                print(f"  round {r + 1}/{repeat} workers {n:>2}: {runs[n][-1]['wall_s']:.2f} s",
-                      file=sys.stderr)
+                what = "memory run" if r == repeat else f"round {r + 1}/{repeat}"
+                print(f"  {what} workers {n:>2}: {wall:.2f} s", file=sys.stderr)
     size = trace.stat().st_size
     base = statistics.median(x["wall_s"] for x in runs[counts[0]])
     rows = []
     for n in counts:
         wall = statistics.median(x["wall_s"] for x in runs[n])
-        pss = max(x["peak_tree_pss_bytes"] for x in runs[n])
-        rss = max(x["peak_tree_rss_bytes"] for x in runs[n])
+        pss = memory[n]["peak_tree_pss_bytes"]
+        rss = memory[n]["peak_tree_rss_bytes"]
         rows.append({"workers": n, "wall_s_median": round(wall, 3),
                      "wall_s": [round(x["wall_s"], 3) for x in runs[n]],
                      f"speedup_vs_{counts[0]}": round(base / wall, 2),
                      "peak_tree_pss_bytes": pss, "peak_tree_rss_bytes": rss,
+                     "memory_run_wall_s": round(memory[n]["wall_s"], 3),
                      "peak_pss_over_file": round(pss / size, 2),
                      "output_sha256": sorted(digests[n])})
     identical = len({d for n in counts for d in digests[n]}) == 1
@@ -120,7 +132,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--trace", type=Path, required=True, help="the trace to report on")
     ap.add_argument("--workers", default="1,2,4,8,16", help="comma-separated worker counts")
     ap.add_argument("--repeat", type=int, default=3, help="runs per worker count (median)")
-    ap.add_argument("--sample-ms", type=float, default=20.0, help="memory sampling period")
+    ap.add_argument("--sample-ms", type=float, default=50.0,
+                    help="memory sampling period of the memory runs")
     ap.add_argument("-o", "--out", type=Path, help="results JSON")
     a = ap.parse_args(argv)
     counts = [int(x) for x in a.workers.split(",")]
