@@ -25,6 +25,7 @@ from traceviz.api import frames
 from traceviz.errors import TracevizError, UsageError
 from traceviz.trace import Trace, load
 from traceviz.trace.loader import Progress
+from traceviz.trace.parallel import check_workers
 
 if TYPE_CHECKING:
     from traceviz.api.ranks import Ranks
@@ -268,9 +269,7 @@ def analyze(source: Any, *, workers: int | None = None,
     :class:`traceviz.analyze.model.Analysis`, as before (the pipeline's pure function); wrap it
     with :meth:`Analysis.from_trace` for DataFrames.
     """
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
-                                or workers < 1):
-        raise UsageError(f"workers must be a positive integer or None, not {workers!r}")
+    check_workers(workers)
     if isinstance(source, Trace):
         return analyze_trace(source)
     if isinstance(source, (list, tuple)):

@@ -45,7 +45,7 @@ def set_workers(n: int | None) -> None:
 def check_workers(n: int | None) -> int | None:
     """``n`` if it is ``None`` or a positive int; else :class:`~traceviz.errors.UsageError`."""
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-        raise UsageError(f"workers must be a positive integer, not {n!r}")
+        raise UsageError(f"workers must be a positive integer or None, not {n!r}")
     return n
 
 
