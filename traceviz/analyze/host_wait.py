@@ -149,11 +149,20 @@ class HostWaitSources:
 
     def per_step_inclusive_ns(self, steps: np.ndarray) -> dict[str, float]:
         """Mean inclusive ns per step over the given step indices, by source label."""
+        return self._per_step_mean(self.inclusive_ns, steps)
+
+    def per_step_self_ns(self, steps: np.ndarray) -> dict[str, float]:
+        """Mean self ns per step over the given step indices, by source label."""
+        return self._per_step_mean(self.self_ns, steps)
+
+    def _per_step_mean(self, values: np.ndarray, steps: np.ndarray) -> dict[str, float]:
+        """``values`` (one per (step, source) row) summed per source over ``steps``, divided
+        by the number of steps; sources with nothing left out."""
         if len(steps) == 0:
             return {}
         sel = np.isin(self.step, steps)
         out = np.zeros(len(self.sources), np.int64)
-        np.add.at(out, self.source[sel], self.inclusive_ns[sel])
+        np.add.at(out, self.source[sel], values[sel])
         return {self.sources[i]: int(out[i]) / len(steps) for i in np.flatnonzero(out)}
 
 
@@ -897,15 +906,6 @@ def _gpu_steps(step_period_ns: list[int]) -> np.ndarray:
     return np.flatnonzero(np.asarray(step_period_ns, np.int64) > 0)
 
 
-def _mean_self(h: HostWaitSources, steps: np.ndarray) -> dict[str, float]:
-    if len(steps) == 0:
-        return {}
-    sel = np.isin(h.step, steps)
-    out = np.zeros(len(h.sources), np.int64)
-    np.add.at(out, h.source[sel], h.self_ns[sel])
-    return {h.sources[i]: int(out[i]) / len(steps) for i in np.flatnonzero(out)}
-
-
 def _baseline_value(base: dict[str, float], source: str) -> float:
     """The baseline's value of ``source``; when the baseline has no such label, that of the
     label's last part (``Torch-Compiled Region: 2/0 › f.py(36): opt`` is the same code as
@@ -921,7 +921,7 @@ def host_wait_shift(mode: str, sources: HostWaitSources, step_period_ns: list[in
     """Compare a mode's host-wait sources with the baseline's (``step_period_ns``: the period
     of every step, to pick the steps with GPU work over which means are taken)."""
     m_steps, b_steps = _gpu_steps(step_period_ns), _gpu_steps(base_step_period_ns)
-    m_self, b_self = _mean_self(sources, m_steps), _mean_self(base_sources, b_steps)
+    m_self, b_self = sources.per_step_self_ns(m_steps), base_sources.per_step_self_ns(b_steps)
     changes = [SourceChange(s, b_self.get(s, 0.0), m_self.get(s, 0.0))
                for s in sorted(set(m_self) | set(b_self))]
     grew = sorted((c for c in changes if c.delta_ns > 0), key=lambda c: (-c.delta_ns, c.source))
