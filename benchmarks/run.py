@@ -96,7 +96,7 @@ class Measurement:
     error: str = ""
 
 
-def _tree_memory(proc: psutil.Process, with_pss: bool) -> tuple[float, float]:
+def tree_memory(proc: psutil.Process, with_pss: bool) -> tuple[float, float]:
     """(PSS, RSS) in bytes summed over ``proc`` and its descendants (0 for vanished ones).
 
     PSS needs ``/proc/PID/smaps_rollup``, which walks the page tables of a multi-GB process
@@ -148,7 +148,7 @@ def measure(
             nonlocal peak_pss, peak_rss
             n = 0
             while not stop.wait(SAMPLE_S):
-                pss, rss = _tree_memory(ps, with_pss=n % PSS_EVERY == 0)
+                pss, rss = tree_memory(ps, with_pss=n % PSS_EVERY == 0)
                 n += 1
                 peak_pss, peak_rss = max(peak_pss, pss), max(peak_rss, rss)
 

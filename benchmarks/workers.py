@@ -29,39 +29,11 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import psutil
+
+from benchmarks.run import tree_memory
+
 RESULTS = Path(__file__).parent / "results"
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
-            return [int(c) for c in f.read().split()]
-    except OSError:
-        return []
-
-
-def _tree(pid: int) -> list[int]:
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(_children(p))
-    return out
-
-
-def _rss_pss_bytes(pid: int) -> tuple[int, int]:
-    """``(rss, pss)`` of one process in bytes from ``/proc/PID/smaps_rollup`` (0 if gone)."""
-    rss = pss = 0
-    try:
-        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("Rss:"):
-                    rss = int(line.split()[1]) * 1024
-                elif line.startswith("Pss:"):
-                    pss = int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
-    return rss, pss
 
 
 def run_once(trace: Path, workers: int, out: Path, sample_s: float | None) -> dict[str, float]:
@@ -71,22 +43,20 @@ def run_once(trace: Path, workers: int, out: Path, sample_s: float | None) -> di
            "-o", str(out), "--force", "--workers", str(workers)]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    peak_rss = peak_pss = 0
-    if sample_s is None:
-        proc.wait()
-    while proc.poll() is None:
-        rss = pss = 0
-        for p in _tree(proc.pid):
-            r, s = _rss_pss_bytes(p)
-            rss += r
-            pss += s
-        peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
-        time.sleep(sample_s)
+    peak_rss = peak_pss = 0.0
+    if sample_s is not None:
+        ps = psutil.Process(proc.pid)
+        while proc.poll() is None:
+            pss, rss = tree_memory(ps, with_pss=True)
+            peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
+            time.sleep(sample_s)
+    proc.wait()
     wall = time.perf_counter() - t0
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {err.strip()}")
-    return {"wall_s": wall, "peak_tree_rss_bytes": peak_rss, "peak_tree_pss_bytes": peak_pss}
+    return {"wall_s": wall, "peak_tree_rss_bytes": int(peak_rss),
+            "peak_tree_pss_bytes": int(peak_pss)}
 
 
 def measure(trace: Path, counts: list[int], repeat: int, sample_s: float) -> dict:
