@@ -260,11 +260,7 @@ class RankRun:
         )
         self._barrier()
         check = tracing.check_trace(trace_path)
-        self.result["profiled"] = {
-            "trace": trace_path.name, "steps": check.steps,
-            "gpu_activities": check.gpu_activities, "step_ms": profiled_ms,
-            "inflation": profiled_ms / summary.median_ms if summary.median_ms > 0 else None,
-        }
+        self.result["profiled"] = check.profiled(trace_path.name, profiled_ms, summary.median_ms)
         if self.mode in COMPILE_MODES:
             self.result["compile"] = diagnostics.compile_counters()
         if self.cuda and check.gpu_activities == 0:

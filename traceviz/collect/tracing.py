@@ -45,6 +45,17 @@ class TraceCheck:
     steps: int
     gpu_activities: int
 
+    def profiled(self, trace_name: str, step_ms: float, unprofiled_ms: float) -> dict:
+        """The manifest's ``profiled`` record: this check, the profiled run's median step
+        time (ms) and its inflation over the unprofiled median (``None`` when that is 0)."""
+        return {
+            "trace": trace_name,
+            "steps": self.steps,
+            "gpu_activities": self.gpu_activities,
+            "step_ms": step_ms,
+            "inflation": step_ms / unprofiled_ms if unprofiled_ms > 0 else None,
+        }
+
 
 #: Checks already made, by file identity (device, inode, size, mtime in ns): a rename keeps
 #: all four, so the check made before a trace is renamed into place is not read again after.
