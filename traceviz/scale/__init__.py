@@ -129,14 +129,15 @@ def _json_bytes(path: str) -> int:
     and unreadable files."""
     if is_url(path):
         return 0
+    from traceviz.trace.source import GZIP_MAGIC, gzip_isize
+
     try:
         with open(path, "rb") as f:
             size = f.seek(0, 2)
             f.seek(0)
-            if f.read(2) != b"\x1f\x8b" or size < 18:
+            if f.read(2) != GZIP_MAGIC or size < 18:
                 return size
-            f.seek(size - 4)
-            isize = int.from_bytes(f.read(4), "little")
+            isize = gzip_isize(f, size)
     except OSError:
         return 0
-    return isize if size <= isize <= 1032 * size else GZIP_RATIO_GUESS * size
+    return isize if isize is not None and isize >= size else GZIP_RATIO_GUESS * size

@@ -106,15 +106,22 @@ def _read_threaded(fd: int, buf: bytearray, threads: int) -> int:
     return full
 
 
-def _check_isize(f: BinaryIO, path: Path, on_disk: int, limit: int, source: str) -> None:
-    """Refuse at once when the trailer's ISIZE (true size mod 2³²) is already over ``limit``
-    and is believable (no more than deflate's maximum expansion of the file)."""
+def gzip_isize(f: BinaryIO, on_disk: int) -> int | None:
+    """The gzip trailer's ISIZE (the inflated size mod 2³²) of the ``on_disk``-byte gzip file
+    ``f`` when believable — no more than deflate's maximum expansion of the file — else
+    ``None``. Leaves ``f`` at its start."""
     if on_disk < 18:
-        return
+        return None
     f.seek(on_disk - 4)
     isize = int.from_bytes(f.read(4), "little")
     f.seek(0)
-    if limit < isize <= MAX_DEFLATE_RATIO * on_disk:
+    return isize if isize <= MAX_DEFLATE_RATIO * on_disk else None
+
+
+def _check_isize(f: BinaryIO, path: Path, on_disk: int, limit: int, source: str) -> None:
+    """Refuse at once when the trailer's believable ISIZE is already over ``limit``."""
+    isize = gzip_isize(f, on_disk)
+    if isize is not None and isize > limit:
         raise too_large(path, f"inflates to at least {format_size(isize)} (gzip trailer)",
                         limit, source)
 
