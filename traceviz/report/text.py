@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.console import Console, Group
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
@@ -78,5 +78,3 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None) -> Group:
     return Group(*parts)
 
 
-def print_text(trace: Trace, a: Analysis, console: Console | None = None) -> None:
-    (console or Console()).print(render_text(trace, a))
