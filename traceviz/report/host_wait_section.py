@@ -20,7 +20,7 @@ from traceviz.analyze.host_wait import (
     profiler_step_ns,
     top_rows,
 )
-from traceviz.report.units import share, us
+from traceviz.report.units import pct, share, us
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -97,15 +97,11 @@ def _step_rows(h: HostWaitSources, ns: np.ndarray, gaps: np.ndarray
     return out
 
 
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.0f}%"
-
-
 def top_table_rows(h: HostWaitSources) -> list[tuple[str, str, str, str, str]]:
     """Top sources by inclusive host wait: (source, inclusive µs, share, self µs, gaps)."""
     t = h.table()
     self_ns = {r.source: r.host_wait_ns for r in t.self}
-    return [(display_name(r.source), f"{r.host_wait_ns / 1000:,.1f}", _pct(r.share),
+    return [(display_name(r.source), f"{r.host_wait_ns / 1000:,.1f}", pct(r.share),
              f"{self_ns.get(r.source, 0) / 1000:,.1f}", f"{r.gaps:,}")
             for r in t.inclusive[:TABLE_ROWS]]
 
@@ -121,10 +117,10 @@ def summary_sentence(h: HostWaitSources, cpu_bound_share: float | None) -> str |
     if total <= 0 or cpu_bound_share is None:
         return None
     named = informative_sources(h)[:SUMMARY_SOURCES]
-    head = f"{_pct(cpu_bound_share)} CPU-bound"
+    head = f"{pct(cpu_bound_share)} CPU-bound"
     if not named:
         return head
-    parts = [f"{_pct(ns / total)} {'of it ' if i == 0 else ''}in `{display_name(source)}`"
+    parts = [f"{pct(ns / total)} {'of it ' if i == 0 else ''}in `{display_name(source)}`"
              for i, (source, ns) in enumerate(named)]
     return f"{head}: " + ", ".join(parts)
 
@@ -186,7 +182,7 @@ def host_wait_section(analysis: Analysis) -> Section | None:
                      "clamped to it.")
     overhead = profiler_step_ns(h) / h.total_ns
     if overhead >= PROFILER_NOTE_SHARE:
-        notes.append(f"{_pct(overhead)} of the host wait is in the profiler's own step() call "
+        notes.append(f"{pct(overhead)} of the host wait is in the profiler's own step() call "
                      "between steps (measurement overhead, absent from unprofiled runs).")
     return Section(
         "host-wait", "Why the GPU waited: host wait by CPU source",

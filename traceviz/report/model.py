@@ -18,6 +18,7 @@ from traceviz.analyze.model import Analysis
 from traceviz.analyze.verdicts import Verdict
 from traceviz.report import figures
 from traceviz.report.host_wait_section import host_wait_section, summary_sentence
+from traceviz.report.units import pct
 from traceviz.trace.tables import Trace
 
 if TYPE_CHECKING:
@@ -86,10 +87,6 @@ def us(ns: float | None, digits: int = 1) -> str:
 
 def ms(value_ms: float | None, digits: int = 3) -> str:
     return "–" if value_ms is None else f"{value_ms:,.{digits}f}"
-
-
-def pct(share: float | None, digits: int = 0) -> str:
-    return "–" if share is None else f"{share * 100:.{digits}f}%"
 
 
 def num(value: float | None, digits: int = 0) -> str:

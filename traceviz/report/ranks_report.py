@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from traceviz.analyze.distributed.model import FailedRank, RanksAnalysis
-from traceviz.report.model import Figure, Report, Section, _table, pct, us
+from traceviz.report.model import Figure, Report, Section, _table, us
 from traceviz.report.ranks_text import straggler_sentence
+from traceviz.report.units import pct
 
 _N = True
 

@@ -11,15 +11,12 @@ from rich.text import Text
 from traceviz.analyze.model import Analysis
 from traceviz.report.fit import KEEP, Column, fit_table
 from traceviz.report.host_wait_section import summary_sentence, text_table
+from traceviz.report.units import pct
 from traceviz.trace import Trace
 
 
 def _us(ns: int | float | None) -> str:
     return "–" if ns is None else f"{ns / 1000:,.1f}"
-
-
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f}%"
 
 
 #: The per-step table's columns; when the terminal is narrow the lowest priorities go first.
@@ -43,7 +40,7 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None) -> Group:
     rows = [
         (s.name, str(s.kernels), str(s.launches), str(s.graph_launches), _us(s.period_ns),
          _us(s.gpu_busy_ns), _us(s.host_wait_ns), _us(s.sync_wait_ns),
-         _us(s.graph_internal_ns), _us(s.other_idle_ns), _pct(s.cpu_bound_share))
+         _us(s.graph_internal_ns), _us(s.other_idle_ns), pct(s.cpu_bound_share, 1))
         for s in a.steps
     ]
     steps = fit_table(STEP_COLUMNS, rows, width, title="Per step (µs)", header_style="bold")
@@ -61,7 +58,7 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None) -> Group:
         ("GPU period / step (µs)", _us(p.period_ns)),
         ("GPU busy / step (µs)", _us(p.gpu_busy_ns)),
         ("host wait / step (µs)", _us(p.host_wait_ns)),
-        ("CPU-bound share", _pct(p.cpu_bound_share)),
+        ("CPU-bound share", pct(p.cpu_bound_share, 1)),
         ("activities attributed / total", f"{t.attributed:,} / {t.activities:,}"),
         ("Triton kernels / graph launches", f"{t.triton_kernels:,} / {t.graph_launches:,}"),
     ):

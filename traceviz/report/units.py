@@ -1,4 +1,4 @@
-"""Unit conversion for display: integer ns → µs / ms."""
+"""Unit conversion for display: integer ns → µs / ms; fractions → percent text."""
 
 from __future__ import annotations
 
@@ -16,3 +16,9 @@ def ms(ns: int | float | None) -> float | None:
 def share(x: float | None) -> float | None:
     """A fraction rounded to 6 decimals for output."""
     return None if x is None else round(x, 6)
+
+
+def pct(share: float | None, digits: int = 0) -> str:
+    """A fraction as percent text with ``digits`` decimals (``0.256`` → ``"26%"``); ``–`` for
+    ``None``."""
+    return "–" if share is None else f"{share * 100:.{digits}f}%"
