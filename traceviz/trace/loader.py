@@ -22,7 +22,12 @@ from traceviz.trace.decode import (
 )
 from traceviz.trace.limits import format_size, max_memory_bytes
 from traceviz.trace.pages import small_pages
-from traceviz.trace.parallel import check_workers, decode_spans_parallel, decode_workers
+from traceviz.trace.parallel import (
+    can_fork,
+    check_workers,
+    decode_spans_parallel,
+    decode_workers,
+)
 from traceviz.trace.source import read_trace_bytes, too_large
 from traceviz.trace.tables import DeviceInfo, Trace, TraceMeta, comms_from_chunks
 from traceviz.vocab import (
@@ -285,7 +290,7 @@ def _decode_chunks(buf: memoryview, progress: Progress | None,
     total = len(buf)
     spans = split_event_array(buf, CHUNK_BYTES)
     n = decode_workers(workers, len(spans)) if total >= PARALLEL_MIN_BYTES else 1
-    if n > 1:
+    if n > 1 and can_fork():
         try:
             return decode_spans_parallel(buf, spans, n, progress)
         except msgspec.DecodeError as exc:

@@ -58,6 +58,13 @@ def decode_workers(requested: int | None, n_chunks: int) -> int:
     return max(1, min(want, n_chunks, by_memory))
 
 
+def can_fork() -> bool:
+    """Whether decode workers can start here (they share the bytes through ``fork``)."""
+    import multiprocessing as mp
+
+    return "fork" in mp.get_all_start_methods()
+
+
 def _work(span: tuple[int, int]) -> ColumnChunk:
     assert _SHARED is not None
     return decode_span(_SHARED, *span)
@@ -67,20 +74,13 @@ def decode_spans_parallel(buf: memoryview, spans: list[tuple[int, int]], workers
                           progress: Callable[[int, int], None] | None = None
                           ) -> list[ColumnChunk]:
     """Decode ``spans`` of ``buf`` (see :func:`~traceviz.trace.decode.split_event_array`) in
-    ``workers`` forked processes, returning chunks in order. Decodes in-process when
-    ``workers`` is 1 or fork is missing."""
+    ``workers`` forked processes (:func:`decode_workers` says how many; needs
+    :func:`can_fork`), returning chunks in order."""
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
     global _SHARED
     total = len(buf)
-    if workers <= 1 or "fork" not in mp.get_all_start_methods():
-        out = []
-        for s, e in spans:
-            out.append(decode_span(buf, s, e))
-            if progress is not None:
-                progress(e, total)
-        return out
     _SHARED = buf
     try:
         with ProcessPoolExecutor(workers, mp_context=mp.get_context("fork")) as pool:
