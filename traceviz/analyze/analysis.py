@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from itertools import pairwise
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -34,25 +37,30 @@ from traceviz.analyze.validity import (
 )
 from traceviz.trace import Trace
 from traceviz.trace.pages import small_pages
+from traceviz.trace.parallel import worker_count
 from traceviz.vocab import Category, GapClass, LaunchKind
+
+T = TypeVar("T")
 
 TOP_KERNELS = 25
 _DRIVER_LAUNCH = ("cuLaunchKernel", "cuLaunchKernelEx")
 
 
 @small_pages()
-def analyze(trace: Trace) -> Analysis:
+def analyze(trace: Trace, *, workers: int | None = None) -> Analysis:
     """Compute every metric of ``docs/metrics.md`` for one trace.
 
     Events with invalid values are excluded first (:func:`screen_values`); the per-row arrays
     of the result (``activity_step``, ``activity_family``, ``gaps.activity``) still index the
-    rows of ``trace.gpu``, excluded rows included.
+    rows of ``trace.gpu``, excluded rows included. ``workers``: threads for the host-wait
+    attribution, which also runs beside the other metrics when more than one (default:
+    :func:`~traceviz.trace.parallel.worker_count`); the result does not depend on it.
     """
     screened = screen_values(trace)
-    return index_loaded_rows(_analyze_screened(screened), screened)
+    return index_loaded_rows(_analyze_screened(screened, worker_count(workers)), screened)
 
 
-def _analyze_screened(screened: Screened) -> Analysis:
+def _analyze_screened(screened: Screened, threads: int) -> Analysis:
     trace = screened.trace
     gpu, rt = trace.gpu, trace.runtime
     links = link_launches(trace)
@@ -62,30 +70,51 @@ def _analyze_screened(screened: Screened) -> Analysis:
         links.launch_row >= 0, launch_step[np.maximum(links.launch_row, 0)] if len(rt) else -1, -1
     ).astype(np.int32)
     timeline = step_timeline(trace, links, activity_step, len(steps))
+    host_wait = _beside(threads, host_wait_sources, trace, links, timeline.gaps, steps.names,
+                        threads)
     step_rows = _step_metrics(trace, links, steps, launch_step, activity_step, timeline)
     families = _activity_families(trace, links)
     triton_count = int(np.count_nonzero(families == "triton"))
     replays = graph_replays(trace, links, steps, launch_step)
     totals = replace(_totals(trace, links, steps, step_rows, activity_step, triton_count),
                      excluded_events=screened.excluded_events)
-    sources = host_wait_sources(trace, links, timeline.gaps, steps.names)
+    stats = gap_stats(timeline.gaps, steps.names)
+    kernel_families = _family_rows(gpu, families)
+    top_kernels = _top_kernels(gpu, families)
+    triton_kernels = _triton_rows(gpu, families)
+    compile_ = compile_structure(trace, links, steps, launch_step, triton_count)
+    health = _health(screened, links, steps, step_rows, activity_step)
+    sources = host_wait()
     return Analysis(
         steps=step_rows,
         gaps=timeline.gaps,
-        gap_stats=gap_stats(timeline.gaps, steps.names),
+        gap_stats=stats,
         graph_replays=replays,
-        kernel_families=_family_rows(gpu, families),
-        top_kernels=_top_kernels(gpu, families),
-        triton_kernels=_triton_rows(gpu, families),
-        compile=compile_structure(trace, links, steps, launch_step, triton_count),
-        health=_health(screened, links, steps, step_rows, activity_step)
-        + nesting_health(sources),
+        kernel_families=kernel_families,
+        top_kernels=top_kernels,
+        triton_kernels=triton_kernels,
+        compile=compile_,
+        health=health + nesting_health(sources),
         totals=totals,
         per_step=_per_step(step_rows),
         activity_step=activity_step,
         activity_family=families,
         host_wait_sources=sources,
     )
+
+
+def _beside(threads: int, fn: Callable[..., T], *args: Any) -> Callable[[], T]:
+    """``fn(*args)`` on a thread of its own, beside the caller, when ``threads > 1`` (its
+    numpy work releases the GIL), else right now; the returned call gives its value (or
+    raises its error)."""
+    if threads <= 1:
+        value = fn(*args)
+        return lambda: value
+    pool = ThreadPoolExecutor(1, thread_name_prefix="traceviz-analysis")
+    try:
+        return pool.submit(fn, *args).result
+    finally:
+        pool.shutdown(wait=False)  # its thread ends with the task
 
 
 def _step_metrics(

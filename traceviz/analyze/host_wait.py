@@ -34,6 +34,7 @@ import numpy as np
 from traceviz.analyze.links import Links
 from traceviz.analyze.model import GapTable, HealthWarning
 from traceviz.trace import Trace
+from traceviz.trace.parallel import thread_map
 from traceviz.vocab import (
     COMPILED_FX_GRAPH_PREFIX,
     COMPILED_REGION,
@@ -194,9 +195,10 @@ class _Events:
     name: np.ndarray  # int64 code into trace.names
 
 
-def _events(trace: Trace, thread_of: dict[tuple[int, int], int]) -> _Events:
+def _events(trace: Trace, thread_of: dict[tuple[int, int], int], threads: int = 1) -> _Events:
     """Each thread's rows are selected with whole-table masks and gathered once (a trace's
-    tables are large: every full-size temporary costs)."""
+    tables are large: every full-size temporary costs); per table, then per (thread, table),
+    on ``threads`` threads."""
     cpu, rt = trace.cpu, trace.runtime
     names = trace.names
     step_codes = np.fromiter((i for i, n in enumerate(names) if STEP_MARKER.match(n)), np.int64)
@@ -209,32 +211,44 @@ def _events(trace: Trace, thread_of: dict[tuple[int, int], int]) -> _Events:
     m_thread = _thread_ids(cpu["pid"].to_numpy()[is_marker], cpu["tid"].to_numpy()[is_marker],
                            thread_of)
     m_start, m_end = cpu["ts_ns"].to_numpy()[is_marker], cpu["end_ns"].to_numpy()[is_marker]
-    tables = []  # (table, thread per row, candidate rows: positive length, not a marker)
-    for table in (cpu, rt):
-        start, end = table["ts_ns"].to_numpy(), table["end_ns"].to_numpy()
-        cand = end > start
-        if table is cpu:
+
+    # Plain columns only from here on: the threads below touch numpy arrays, not pandas.
+    tables = [{"start": t["ts_ns"].to_numpy(), "end": t["end_ns"].to_numpy(),
+               "pid": t["pid"].to_numpy(), "tid": t["tid"].to_numpy(),
+               "name": t["name"].cat.codes.to_numpy()} for t in (cpu, rt)]
+    tables[0]["cat"] = c_cat
+
+    def candidates(t: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Thread per row, and the candidate rows: positive length, not a step marker."""
+        cand = t["end"] > t["start"]
+        if "cat" in t:
             cand &= ~is_marker
-        tables.append((table, _thread_ids(table["pid"].to_numpy(), table["tid"].to_numpy(),
-                                          thread_of), cand))
-    parts = []
-    offsets = [0]
-    for k in range(len(thread_of)):
+        return _thread_ids(t["pid"], t["tid"], thread_of), cand
+
+    rows_of = thread_map(candidates, tables, threads)
+
+    def rows(k_table: tuple[int, int]) -> tuple[np.ndarray, ...]:
+        """(start, end, rank, name) of thread ``k``'s candidates in one table, without the
+        thread's step ancestors."""
+        k, i = k_table
+        t, (th, cand) = tables[i], rows_of[i]
         mine = m_thread == k
-        for table, th, cand in tables:
-            at = np.flatnonzero(cand & (th == k))
-            start, end = table["ts_ns"].to_numpy()[at], table["end_ns"].to_numpy()[at]
-            keep = ~_encloses_step(start, end, m_start[mine], m_end[mine])
-            if not keep.all():
-                at, start, end = at[keep], start[keep], end[keep]
-            rank = rank_lut[c_cat[at]] if table is cpu else np.full(len(at), _RUNTIME_RANK,
-                                                                     np.int8)
-            parts.append((start, end, rank, table["name"].cat.codes.to_numpy()[at]))
-        offsets.append(offsets[-1] + sum(len(p[0]) for p in parts[-2:]))
+        at = np.flatnonzero(cand & (th == k))
+        start, end = t["start"][at], t["end"][at]
+        keep = ~_encloses_step(start, end, m_start[mine], m_end[mine])
+        if not keep.all():
+            at, start, end = at[keep], start[keep], end[keep]
+        rank = rank_lut[t["cat"][at]] if "cat" in t else np.full(len(at), _RUNTIME_RANK, np.int8)
+        return start, end, rank, t["name"][at]
+
+    parts = thread_map(rows, [(k, t) for k in range(len(thread_of)) for t in (0, 1)], threads)
+    sizes = [len(p[0]) for p in parts]
+    offsets = np.zeros(len(thread_of) + 1, np.int64)
+    offsets[1:] = np.cumsum(np.add.reduceat(sizes, range(0, len(sizes), 2))) if sizes else []
     dtypes = (np.int64, np.int64, np.int8, np.int64)
     cols = [np.concatenate([p[i] for p in parts]).astype(dt, copy=False) if parts
             else np.zeros(0, dt) for i, dt in enumerate(dtypes)]
-    return _Events(np.array(offsets, np.int64), *cols)
+    return _Events(offsets, *cols)
 
 
 def _encloses_step(start: np.ndarray, end: np.ndarray, m_start: np.ndarray, m_end: np.ndarray
@@ -611,13 +625,153 @@ def _chain_sources(path_parent: np.ndarray, path_source: np.ndarray
     return ptr, flat
 
 
+# --- blocks of events, attributed in parallel -----------------------------------------------
+
+#: A thread's events are cut into blocks of at least this many events for the analysis threads.
+MIN_BLOCK_EVENTS = 32_768
+#: ... and into at most this many blocks per analysis thread (load balance across threads).
+BLOCKS_PER_THREAD = 4
+
+
+def _block_count(events: int, threads: int) -> int:
+    """Blocks to cut a thread's ``events`` into: one on a single analysis thread."""
+    if threads <= 1:
+        return 1
+    return max(1, min(events // MIN_BLOCK_EVENTS, BLOCKS_PER_THREAD * threads))
+
+
+@dataclass(frozen=True)
+class _Windows:
+    """Waiting windows ``[a, b)`` (``b > a``) and the gap (row of the gap selection) of each."""
+
+    gap: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Tails:
+    """Launch tails: the gap of each, the instant ``t`` (the launch call's start) whose
+    innermost open event gets the tail, and its length in ns."""
+
+    gap: np.ndarray
+    t: np.ndarray
+    ns: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Block:
+    """Events of one thread (global indices) that no event of that thread outside them
+    overlaps, with the windows' parts and the tails inside the block's time range."""
+
+    events: np.ndarray
+    windows: _Windows
+    tails: _Tails
+
+
+def _blocks(ev: _Events, lo: int, hi: int, count: int, windows: _Windows, tails: _Tails
+            ) -> list[_Block]:
+    """Cut the thread's events ``[lo, hi)`` into about ``count`` blocks of similar size, at
+    instants ``c`` where none of them is open (each one ends at or before ``c`` or starts at
+    or after it): sorted by start, position ``i`` is such a cut when every event before it has
+    ended by ``start[i]``. A block's time range is ``[c_j, c_j+1)`` (the first from −∞, the last
+    to +∞); windows are cut at the ``c_j`` and tails go to the block holding their instant.
+
+    Nothing open crosses a cut, so each event's parent, depth and enclosing region lie in its
+    block, and each instant's innermost open event is found in the block holding it: the
+    blocks' pieces are those of the whole thread, with a piece that crosses a cut in two parts
+    of the same (gap, leaf), whose ns add up."""
+    n = hi - lo
+    if count <= 1 or n < 2:
+        return [_Block(np.arange(lo, hi), windows, tails)]
+    start, end = ev.start[lo:hi], ev.end[lo:hi]
+    order = np.argsort(start, kind="stable")
+    s = start[order]
+    reach = np.maximum.accumulate(end[order])
+    ok = np.flatnonzero(reach[:-1] <= s[1:]) + 1
+    want = np.searchsorted(ok, np.arange(1, count) * n // count)
+    cuts = np.unique(ok[want[want < len(ok)]])
+    if len(cuts) == 0:
+        return [_Block(np.arange(lo, hi), windows, tails)]
+    at = s[cuts]  # c_1 … c_B-1
+    # Window parts: window [a, b) spans the blocks of a (cuts <= a) to b - 1 (cuts < b).
+    first = np.searchsorted(at, windows.a, side="right")
+    count_w = np.searchsorted(at, windows.b, side="left") - first + 1
+    w = np.repeat(np.arange(len(windows.a)), count_w)
+    blk = first[w] + (np.arange(len(w)) - np.repeat(np.cumsum(count_w) - count_w, count_w))
+    bounds = np.concatenate([[_MIN_T], at, [_MAX_T]])
+    part_a = np.maximum(windows.a[w], bounds[blk])
+    part_b = np.minimum(windows.b[w], bounds[blk + 1])
+    p_of = np.argsort(blk, kind="stable")  # window parts by block
+    p_at = np.searchsorted(blk[p_of], np.arange(len(cuts) + 2))
+    t_blk = np.searchsorted(at, tails.t, side="right")
+    t_of = np.argsort(t_blk, kind="stable")  # tails by block
+    t_at = np.searchsorted(t_blk[t_of], np.arange(len(cuts) + 2))
+    pos = np.concatenate([[0], cuts, [n]])
+    out = []
+    for j in range(len(cuts) + 1):
+        ps, ts = p_of[p_at[j] : p_at[j + 1]], t_of[t_at[j] : t_at[j + 1]]
+        if len(ps) or len(ts):  # a block with neither gets no time
+            out.append(_Block(
+                lo + order[pos[j] : pos[j + 1]],
+                _Windows(windows.gap[w[ps]], part_a[ps], part_b[ps]),
+                _Tails(tails.gap[ts], tails.t[ts], tails.ns[ts])))
+    return out
+
+
+@dataclass(frozen=True)
+class _Out:
+    """Per event (global index), written by the block holding it: parent (global index, -1
+    root), depth, and the enclosing region / CompiledFxGraph name codes (``None``: the trace
+    has no such events)."""
+
+    parent: np.ndarray
+    depth: np.ndarray
+    region: np.ndarray | None
+    fx: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class _Work:
+    """What every block needs: the events, the region name tables and the outputs."""
+
+    ev: _Events
+    region_lut: np.ndarray
+    fx_lut: np.ndarray
+    out: _Out
+
+    def attribute(self, blk: _Block) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+        """Nest the block's events near its windows and tails, record parents, depths and
+        regions, and cut the windows into pieces: (improperly nested events, then per piece
+        its gap, innermost global event or -1, ns)."""
+        ev, out, wins, tails = self.ev, self.out, blk.windows, blk.tails
+        near = _overlapping(ev.start[blk.events], ev.end[blk.events],
+                            np.concatenate([wins.a, tails.t]),
+                            np.concatenate([wins.b, tails.t + 1]))
+        ei = blk.events if near.all() else blk.events[near]
+        nest = _nest(ev.start[ei], ev.end[ei], ev.rank[ei])
+        glob = ei[nest.order]  # sorted position -> global event index
+        out.parent[glob] = np.where(nest.parent >= 0, glob[np.maximum(nest.parent, 0)], -1)
+        out.depth[glob] = nest.depth
+        if out.region is not None and out.fx is not None:
+            keys = _region_keys(ev.name[glob], nest, self.region_lut, self.fx_lut)
+            if keys is not None:
+                out.region[glob], out.fx[glob] = keys
+        w, inner, ns = _pieces(nest, wins.a, wins.b)
+        return (nest.bad, np.concatenate([wins.gap[w], tails.gap]),
+                np.concatenate([_to_global(glob, inner), _to_global(glob, _at(nest, tails.t))]),
+                np.concatenate([ns, tails.ns]))
+
+
 # --- the attribution -------------------------------------------------------------------------
 
 
 def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
-                      step_names: tuple[str, ...]) -> HostWaitSources:
+                      step_names: tuple[str, ...], threads: int = 1) -> HostWaitSources:
     """Attribute every ``host_wait`` / ``sync_wait`` gap to the CPU events open on the thread
-    of the launch call that ends it (definitions in the module docstring)."""
+    of the launch call that ends it (definitions in the module docstring). ``threads``: the
+    blocks of events (:func:`_blocks`) are nested and attributed on this many threads (numpy
+    releases the GIL in its sorts and searches); the result does not depend on it."""
     rt = trace.runtime
     n_steps = len(step_names)
     has_stacks = trace.meta.category_counts.get("python_function", 0) > 0
@@ -634,46 +788,33 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
     pairs = [(p, t) for p in _distinct(pid).tolist() for t in _distinct(tid[pid == p]).tolist()]
     thread_of = {pt: k for k, pt in enumerate(pairs)}
     g_thread = _thread_ids(pid, tid, thread_of)
-    ev = _events(trace, thread_of)
+    ev = _events(trace, thread_of, threads)
     names = [str(n) for n in trace.names]
 
     parent = np.full(len(ev.start), -1, np.int64)  # global event index of the parent
     depth = np.zeros(len(ev.start), np.int64)
-    region = fx = None  # enclosing region / CompiledFxGraph name code per event (None: -1)
     region_lut, fx_lut = np.zeros(len(names), bool), np.zeros(len(names), bool)
     used = np.zeros(len(names), bool)
     used[ev.name] = True
     for c in np.flatnonzero(used).tolist():
         region_lut[c] = COMPILED_REGION.match(names[c]) is not None
         fx_lut[c] = names[c].startswith(COMPILED_FX_GRAPH_PREFIX)
-    p_gap, p_leaf, p_ns = [], [], []  # pieces: gap (index into rows), leaf event or -1, ns
-    bad = 0
+    # Enclosing region / CompiledFxGraph name code per event (None: -1 everywhere).
+    region = fx = None
+    if region_lut.any() or fx_lut.any():
+        region, fx = (np.full(len(ev.start), -1, np.int64) for _ in range(2))
+    out = _Out(parent, depth, region, fx)
+    blocks = []
     for k in range(len(pairs)):
         gi = np.flatnonzero(g_thread == k)
         win, tail = split[gi] > gs[gi], ge[gi] > split[gi]
         lo, hi = int(ev.offsets[k]), int(ev.offsets[k + 1])
-        near = _overlapping(ev.start[lo:hi], ev.end[lo:hi],
-                            np.concatenate([gs[gi][win], ls[gi][tail]]),
-                            np.concatenate([split[gi][win], ls[gi][tail] + 1]))
-        if near.all():  # usually: the windows cover the thread's time (views, no copies)
-            ei, sel = np.arange(lo, hi), slice(lo, hi)
-        else:
-            ei = sel = lo + np.flatnonzero(near)
-        nest = _nest(ev.start[sel], ev.end[sel], ev.rank[sel])
-        bad += nest.bad
-        glob = ei[nest.order]  # sorted position -> global event index
-        parent[glob] = np.where(nest.parent >= 0, glob[np.maximum(nest.parent, 0)], -1)
-        depth[glob] = nest.depth
-        keys = _region_keys(ev.name[glob], nest, region_lut, fx_lut)
-        if keys is not None:
-            if region is None or fx is None:
-                region, fx = (np.full(len(ev.start), -1, np.int64) for _ in range(2))
-            region[glob], fx[glob] = keys
-        w, inner, ns = _pieces(nest, gs[gi][win], split[gi][win])
-        inner_tail = _at(nest, ls[gi][tail])
-        p_gap += [gi[win][w], gi[tail]]
-        p_leaf += [_to_global(glob, inner), _to_global(glob, inner_tail)]
-        p_ns += [ns, ge[gi][tail] - split[gi][tail]]
+        blocks += _blocks(ev, lo, hi, _block_count(hi - lo, threads),
+                          _Windows(gi[win], gs[gi][win], split[gi][win]),
+                          _Tails(gi[tail], ls[gi][tail], ge[gi][tail] - split[gi][tail]))
+    done = thread_map(_Work(ev, region_lut, fx_lut, out).attribute, blocks, threads)
+    bad = sum(d[0] for d in done)
+    p_gap, p_leaf, p_ns = ([d[i] for d in done] for i in (1, 2, 3))
     gap_i, leaf, ns = (np.concatenate(p) if p else np.zeros(0, np.int64)
                        for p in (p_gap, p_leaf, p_ns))
     keep = ns > 0

@@ -262,8 +262,9 @@ def analyze(source: Any, *, workers: int | None = None,
     ``source`` may also be a list of paths: one path is analysed as above; several paths are
     the rank traces of one distributed run, analysed together → :class:`~traceviz.api.Ranks`
     (collectives matched across ranks, comm wait, stragglers; ``docs/metrics.md``).
-    ``workers``: processes decoding a big trace, or analysing several (``None``: every usable
-    core, capped by memory). ``progress(done_bytes, total_bytes)`` is called while decoding.
+    ``workers``: processes decoding a big trace and threads analysing it, or processes
+    analysing several (``None``: every usable core; decoding is also capped by memory).
+    ``progress(done_bytes, total_bytes)`` is called while decoding.
 
     A loaded :class:`~traceviz.trace.Trace` gives the frozen
     :class:`traceviz.analyze.model.Analysis`, as before (the pipeline's pure function); wrap it
@@ -271,7 +272,7 @@ def analyze(source: Any, *, workers: int | None = None,
     """
     check_workers(workers)
     if isinstance(source, Trace):
-        return analyze_trace(source)
+        return analyze_trace(source, workers=workers)
     if isinstance(source, (list, tuple)):
         if not source:
             raise UsageError("analyze() got an empty list of traces")
@@ -284,4 +285,4 @@ def analyze(source: Any, *, workers: int | None = None,
         raise UsageError(f"analyze() needs a trace path, a list of paths or a Trace, not "
                          f"{type(source).__name__}")
     trace = load(source, progress=progress, workers=workers)
-    return Analysis(trace, analyze_trace(trace))
+    return Analysis(trace, analyze_trace(trace, workers=workers))

@@ -70,12 +70,13 @@ MaxMemoryOpt = Annotated[
 WorkersOpt = Annotated[
     int | None,
     typer.Option("--workers", "-j", min=1, metavar="N", help="Processes decoding a big trace "
-                 "(default: every usable core, capped by memory)."),
+                 "and threads analysing it (default: every usable core, decoding capped by "
+                 "memory)."),
 ]
 
 
 def apply_workers(n: int | None) -> None:
-    """Pass ``--workers`` to the loader (``None``: its default)."""
+    """Pass ``--workers`` to the loader and the analysis (``None``: their default)."""
     from traceviz.trace.parallel import set_workers
 
     set_workers(n)

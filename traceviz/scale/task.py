@@ -1,8 +1,8 @@
 """One rank as one task: ``rank_task(path) -> RankResult | FailedRank``.
 
 Runs wherever the rank is analysed (the parent for small sets, a pool worker, a Dask worker):
-load the trace with the decode in-process (``workers=1``: the rank workers already use the
-cores), analyse it, and keep only what the parent needs — the rank's
+load the trace with the decode in-process and analyse it on one thread (``workers=1``: the rank
+workers already use the cores), and keep only what the parent needs — the rank's
 :class:`~traceviz.analyze.distributed.digest.RankDigest` and its single-trace JSON document,
 already encoded. The trace and its event tables die with the task.
 
@@ -88,7 +88,7 @@ def _analyze(local: str, shown: str, max_memory_bytes: int | None) -> RankResult
     trace = traceviz.load(local, None, max_memory_bytes, workers=1)
     if shown != local:
         trace = dataclasses.replace(trace, meta=dataclasses.replace(trace.meta, path=shown))
-    analysis = traceviz.analyze(trace)
+    analysis = traceviz.analyze(trace, workers=1)
     digest = rank_digest(trace, analysis)
     document = msgspec.json.encode({"rank": digest.info.rank,
                                     **analysis_to_dict(trace, analysis)})

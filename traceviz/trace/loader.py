@@ -27,6 +27,8 @@ from traceviz.trace.parallel import (
     check_workers,
     decode_spans_parallel,
     decode_workers,
+    thread_map,
+    worker_count,
 )
 from traceviz.trace.source import read_trace_bytes, too_large
 from traceviz.trace.tables import DeviceInfo, Trace, TraceMeta, comms_from_chunks
@@ -82,7 +84,9 @@ def load(path: str | Path, progress: Progress | None = None,
             top, form, notes, chunks = parts
     except RecursionError:
         raise TraceDecodeError(f"{path}: JSON nested too deeply to decode") from None
-    return _build_trace(str(path), on_disk, len(data), gzipped, form, top, chunks, notes)
+    threads = worker_count(workers) if len(data) >= PARALLEL_MIN_BYTES else 1
+    return _build_trace(str(path), on_disk, len(data), gzipped, form, top, chunks, notes,
+                        threads)
 
 
 # --- top level -------------------------------------------------------------------------------
@@ -325,7 +329,9 @@ def _decode_chunks(buf: memoryview, progress: Progress | None,
 # --- tables ----------------------------------------------------------------------------------
 
 
-def _concat(chunks: list[ColumnChunk]) -> tuple[dict[str, np.ndarray], list[str]]:
+def _concat(chunks: list[ColumnChunk], threads: int
+            ) -> tuple[dict[str, np.ndarray], list[str]]:
+    """The chunks' columns joined (one column per thread), names renumbered into one list."""
     global_index: dict[str, int] = {}
     name_parts = []
     for c in chunks:
@@ -335,16 +341,16 @@ def _concat(chunks: list[ColumnChunk]) -> tuple[dict[str, np.ndarray], list[str]
             count=len(c.names),
         )
         name_parts.append(lut[c.name] if len(c.name) else c.name)
-    cols = {
-        k: np.concatenate([getattr(c, k) for c in chunks])
-        for k in ("cat", "pid", "tid", "ts_ns", "dur_ns", "correlation", "external_id")
-    }
+    keys = ("cat", "pid", "tid", "ts_ns", "dur_ns", "correlation", "external_id")
+    joined = thread_map(lambda k: np.concatenate([getattr(c, k) for c in chunks]), keys,
+                        threads)
+    cols = dict(zip(keys, joined, strict=True))
     cols["name"] = np.concatenate(name_parts) if name_parts else np.zeros(0, np.int32)
     return cols, list(global_index)
 
 
-def _table(cols: dict[str, np.ndarray], mask: np.ndarray, names: pd.Index, keys: Iterable[str]
-           ) -> pd.DataFrame:
+def _table(cols: dict[str, np.ndarray], mask: np.ndarray, names: pd.CategoricalDtype,
+           keys: Iterable[str]) -> pd.DataFrame:
     """The rows of ``mask`` sorted by ``ts_ns`` (stable), columns ``keys`` (``end_ns = ts_ns +
     dur_ns``). The int64 columns are gathered straight into one 2-D block that the DataFrame
     keeps as is (building it from separate columns would copy them all once more)."""
@@ -362,7 +368,7 @@ def _table(cols: dict[str, np.ndarray], mask: np.ndarray, names: pd.Index, keys:
         if k == "cat":
             df.insert(at, k, cols[k][order])
         elif k == "name":
-            df.insert(at, k, pd.Categorical.from_codes(cols[k][order], categories=names))
+            df.insert(at, k, pd.Categorical.from_codes(cols[k][order], dtype=names))
     return df
 
 
@@ -376,7 +382,10 @@ def _build_trace(
     top: dict[str, Any],
     chunks: list[ColumnChunk],
     notes: list[str],
+    threads: int = 1,
 ) -> Trace:
+    """The trace's tables from the decoded chunks (``threads``: build the columns and the
+    three tables on that many threads)."""
     n_events = sum(c.n_events for c in chunks)
     counts: dict[str, int] = {}
     string_ids: dict[int, str] = {}
@@ -386,28 +395,22 @@ def _build_trace(
             counts[k] = counts.get(k, 0) + v
         string_ids.update(c.string_ids)
         meta_rows.extend(c.metadata_rows)
-    cols, name_list = _concat(chunks)
+    cols, name_list = _concat(chunks, threads)
     if n_events and not len(cols["cat"]) and not meta_rows:
         raise NotATraceError(f"{path}: no timed ('ph': 'X') events of a known category")
-    names = pd.Index(name_list, dtype=object)
+    # One dtype for the three tables' names (its categories are checked once, here).
+    names = pd.CategoricalDtype(pd.Index(name_list, dtype=object))
     cat = cols["cat"]
-
-    gpu_mask = np.isin(cat, sorted(GPU_ACTIVITY_CATEGORIES))
-    gpu = _table(
-        cols,
-        gpu_mask,
-        names,
-        ("cat", "name", "pid", "tid", "ts_ns", "dur_ns", "end_ns", "correlation", "external_id"),
-    )
+    gpu, runtime, cpu = thread_map(
+        lambda spec: _table(cols, np.isin(cat, sorted(spec[0])), names, spec[1]), [
+            (GPU_ACTIVITY_CATEGORIES, ("cat", "name", "pid", "tid", "ts_ns", "dur_ns",
+                                       "end_ns", "correlation", "external_id")),
+            (RUNTIME_CATEGORIES, ("name", "pid", "tid", "ts_ns", "dur_ns", "end_ns",
+                                  "correlation", "external_id")),
+            (CPU_CATEGORIES, ("cat", "name", "pid", "tid", "ts_ns", "dur_ns", "end_ns",
+                              "external_id")),
+        ], threads)
     gpu = gpu.rename(columns={"pid": "device", "tid": "stream"})
-
-    rt_mask = np.isin(cat, sorted(RUNTIME_CATEGORIES))
-    runtime = _table(
-        cols,
-        rt_mask,
-        names,
-        ("name", "pid", "tid", "ts_ns", "dur_ns", "end_ns", "correlation", "external_id"),
-    )
     kind_by_name = np.fromiter(
         (launch_kind(n) for n in name_list), dtype=np.int8, count=len(name_list)
     )
@@ -417,14 +420,6 @@ def _build_trace(
     rt_codes = runtime["name"].cat.codes.to_numpy()
     runtime["kind"] = kind_by_name[rt_codes] if len(rt_codes) else np.zeros(0, np.int8)
     runtime["is_sync"] = sync_by_name[rt_codes] if len(rt_codes) else np.zeros(0, bool)
-
-    cpu_mask = np.isin(cat, sorted(CPU_CATEGORIES))
-    cpu = _table(
-        cols,
-        cpu_mask,
-        names,
-        ("cat", "name", "pid", "tid", "ts_ns", "dur_ns", "end_ns", "external_id"),
-    )
 
     spans = [sp for c in chunks for sp in c.trace_spans]
     trace_span = (spans[0][0], spans[0][0] + spans[0][1]) if spans else None

@@ -13,7 +13,8 @@ where starting workers would cost more than it saves.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from traceviz.errors import UsageError
 from traceviz.trace.decode import ColumnChunk, decode_span
@@ -22,6 +23,9 @@ from traceviz.trace.limits import available_memory_bytes
 #: Transient memory of one worker decoding one chunk (its typed events and columns), bytes:
 #: an upper bound measured on 16 MB chunks of real traces (peak ≈ 3× the chunk).
 WORKER_MEMORY_BYTES = 64 * 1024 * 1024
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 _SHARED: memoryview | None = None  # the parent's event bytes, inherited by forked workers
 _override: int | None = None
@@ -49,13 +53,31 @@ def check_workers(n: int | None) -> int | None:
     return n
 
 
+def worker_count(requested: int | None = None) -> int:
+    """Workers asked for: the request, else the process-wide ``--workers``, else every usable
+    core (the analysis runs this many threads)."""
+    return check_workers(requested) or _override or usable_cpus()
+
+
 def decode_workers(requested: int | None, n_chunks: int) -> int:
-    """Processes to decode ``n_chunks`` chunks with: the request (or the process-wide
-    ``--workers``, or every usable core), at most one per chunk and at most as many as the
-    available memory holds (:data:`WORKER_MEMORY_BYTES` each); at least 1."""
-    want = check_workers(requested) or _override or usable_cpus()
+    """Processes to decode ``n_chunks`` chunks with: :func:`worker_count`, at most one per
+    chunk and at most as many as the available memory holds (:data:`WORKER_MEMORY_BYTES`
+    each); at least 1."""
+    want = worker_count(requested)
     by_memory = available_memory_bytes() // WORKER_MEMORY_BYTES
     return max(1, min(want, n_chunks, by_memory))
+
+
+def thread_map(fn: Callable[[T], R], items: Iterable[T], threads: int) -> list[R]:
+    """``[fn(x) for x in items]``, on up to ``threads`` threads when that is more than one
+    (for numpy work, which releases the GIL); in order; the first error is raised."""
+    todo = list(items)
+    if threads <= 1 or len(todo) <= 1:
+        return [fn(x) for x in todo]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(threads, len(todo)), thread_name_prefix="traceviz") as pool:
+        return list(pool.map(fn, todo))
 
 
 def can_fork() -> bool:

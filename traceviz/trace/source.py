@@ -65,10 +65,11 @@ def read_trace_bytes(
                 return _inflate(f, p, limit, source), True, on_disk
             if on_disk > limit:
                 raise too_large(p, f"is {format_size(on_disk)} of JSON", limit, source)
-            buf = bytearray(on_disk)
             if threads > 1 and on_disk >= threads_from_bytes:
+                buf = _unfilled_bytearray(on_disk)
                 n = _read_threaded(f.fileno(), buf, threads)
             else:
+                buf = bytearray(on_disk)
                 f.seek(0)
                 n = f.readinto(buf)
             if n != on_disk:
@@ -76,6 +77,23 @@ def read_trace_bytes(
             return buf, False, on_disk
     except OSError as exc:
         raise TraceNotFoundError(f"{p}: cannot read ({exc.strerror or exc})") from None
+
+
+def _unfilled_bytearray(size: int) -> bytearray:
+    """A ``size``-byte bytearray whose memory is allocated but not written (CPython's
+    ``PyByteArray_FromStringAndSize(NULL, size)``), so its pages are first touched by the
+    reading threads, in parallel; ``bytearray(size)`` zero-fills it first, one page fault
+    after another in this thread (0.85 s for 1 GB on the 16-core benchmark VM). Elsewhere,
+    ``bytearray(size)``. The caller overwrites every byte or cuts the rest off."""
+    import ctypes
+
+    api = getattr(ctypes, "pythonapi", None)
+    if api is None or not hasattr(api, "PyByteArray_FromStringAndSize"):  # pragma: no cover
+        return bytearray(size)  # not CPython
+    proto = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_ssize_t)
+    buf = proto(("PyByteArray_FromStringAndSize", api))(None, size)
+    assert isinstance(buf, bytearray) and len(buf) == size
+    return buf
 
 
 def _read_threaded(fd: int, buf: bytearray, threads: int) -> int:
