@@ -262,3 +262,29 @@ def test_report_on_replica_scales_exactly(
     assert result["ok"], result
     assert not result["not_exact_multiple"]  # every counted event is inside the step window
     assert len(replica["steps"]) == COPIES * len(source["steps"]) == 2 * COPIES
+
+
+def test_workers_benchmark_times_each_count_and_the_other_version_side_by_side(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``benchmarks.workers`` on a small real trace, against this very tree: every output is
+    identical, each count has its timed runs, the other version's runs and the memory run."""
+    from benchmarks.workers import main
+
+    trace = REPO / "tests" / "data" / "gpu" / "elementwise_eager.pt.trace.json.gz"
+    out = tmp_path / "workers.json"
+    main(["--trace", str(trace), "--workers", "1,2", "--repeat", "1", "--against", str(REPO),
+          "-o", str(out)])
+    result = json.loads(out.read_text())
+    assert result["outputs_identical"] and result["against_outputs_identical"]
+    assert [r["workers"] for r in result["rows"]] == [1, 2]
+    for row in result["rows"]:
+        assert len(row["wall_s"]) == len(row["against_wall_s"]) == 1
+        assert row["speedup_vs_against"] > 0 and row["peak_tree_pss_bytes"] > 0
+    assert "against s" in capsys.readouterr().out
+
+
+def test_workers_benchmark_refuses_a_directory_without_traceviz(tmp_path: Path) -> None:
+    from benchmarks.workers import main
+
+    with pytest.raises(SystemExit):
+        main(["--trace", "t.json", "--against", str(tmp_path)])

@@ -9,7 +9,6 @@ from itertools import pairwise
 from typing import Any, TypeVar
 
 import numpy as np
-import pandas as pd
 
 from traceviz.analyze.compile_structure import compile_structure
 from traceviz.analyze.families import family_of_name, parse_triton_name
@@ -35,6 +34,7 @@ from traceviz.analyze.validity import (
     ordering_warnings,
     screen_values,
 )
+from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.trace.pages import small_pages
 from traceviz.trace.parallel import worker_count

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from traceviz.analyze.intervals import group_union
 from traceviz.analyze.links import Links
 from traceviz.analyze.model import GapStats, GapTable
+from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.vocab import GAP_CLASS_NAMES, GapClass, LaunchKind
 

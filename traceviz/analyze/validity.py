@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from traceviz.analyze.links import Links
 from traceviz.analyze.model import EventRef, HealthWarning
+from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.trace.decode import INVALID_NS, MISSING_ID
 from traceviz.vocab import STEP_MARKER, Category

@@ -17,12 +17,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-import pandas as pd
-
 from traceviz.analyze import model
 from traceviz.analyze.analysis import analyze as analyze_trace
 from traceviz.api import frames
 from traceviz.errors import TracevizError, UsageError
+from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace, load
 from traceviz.trace.loader import Progress
 from traceviz.trace.parallel import check_workers

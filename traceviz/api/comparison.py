@@ -15,9 +15,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from traceviz.errors import UsageError
+from traceviz.lazy import pandas as pd
 
 if TYPE_CHECKING:
     from traceviz.analyze.compare import Comparison as ComparisonResult

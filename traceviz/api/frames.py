@@ -11,14 +11,11 @@ object per GPU event.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from traceviz.analyze.model import Analysis
+from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.vocab import GAP_CLASS_NAMES, Category
-
-#: Gap class names as an ordered categorical dtype (``GapClass`` order).
-GAP_CLASS_DTYPE = pd.CategoricalDtype(list(GAP_CLASS_NAMES))
 
 _ACTIVITY_CATEGORY = {Category.KERNEL: "kernel", Category.GPU_MEMCPY: "memcpy",
                       Category.GPU_MEMSET: "memset"}
@@ -82,7 +79,8 @@ def gaps_frame(trace: Trace, a: Analysis) -> pd.DataFrame:
         "start_ns": g.start_ns.astype(np.int64),
         "end_ns": g.end_ns.astype(np.int64),
         "duration_ns": g.duration_ns.astype(np.int64),
-        "class": pd.Categorical.from_codes(g.cls.astype(np.int8), dtype=GAP_CLASS_DTYPE),
+        "class": pd.Categorical.from_codes(  # categories in ``GapClass`` order
+            g.cls.astype(np.int8), dtype=pd.CategoricalDtype(list(GAP_CLASS_NAMES))),
         "tail": g.tail.astype(bool),
         "ending_activity": ending,
         "activity_row": act,

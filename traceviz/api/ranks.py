@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+from traceviz.lazy import pandas as pd
 
 if TYPE_CHECKING:
     from collections.abc import Callable

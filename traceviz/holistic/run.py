@@ -25,11 +25,11 @@ from typing import Any
 
 import msgspec
 import numpy as np
-import pandas as pd
 
 from traceviz.errors import TracevizError
 from traceviz.holistic.notes import Totals, definition_notes
 from traceviz.holistic.result import HtaResult
+from traceviz.lazy import pandas as pd
 from traceviz.trace.source import GZIP_MAGIC, read_trace_bytes
 from traceviz.vocab import CATEGORY_BY_NAME, Category
 

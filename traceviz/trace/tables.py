@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
+
+from traceviz.lazy import pandas as pd
 
 COMM_ARG_COLUMNS = (
     "collective", "in_nelems", "out_nelems", "group_name", "group_size", "seq", "dtype"

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
 
 from traceviz.analyze.distributed.digest import (
     RankDigest,
@@ -35,6 +34,7 @@ from traceviz.analyze.distributed.model import (
     RankStep,
 )
 from traceviz.analyze.model import Analysis, HealthWarning
+from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 
 

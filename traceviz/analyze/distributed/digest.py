@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from traceviz.analyze.distributed.discover import rank_info
 from traceviz.analyze.distributed.instances import collective_kernel_rows, rank_instances
@@ -22,6 +21,7 @@ from traceviz.analyze.distributed.metrics import compute_intervals, union_by_ste
 from traceviz.analyze.distributed.model import RankInfo
 from traceviz.analyze.intervals import group_union
 from traceviz.analyze.model import Analysis, HealthWarning
+from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 
 

@@ -10,10 +10,10 @@ only: size and group unknown).
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from traceviz.analyze.model import Analysis
 from traceviz.analyze.steps import StepWindows
+from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.vocab import (
     COLLECTIVE_IN_KERNEL_NAME,

@@ -10,11 +10,11 @@ the message sizes is not paired at all: a health warning names the step.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from traceviz.analyze.distributed.model import ClockAlignment
 from traceviz.analyze.gaps import nearest_rank
 from traceviz.analyze.model import HealthWarning
+from traceviz.lazy import pandas as pd
 
 #: Clock offsets whose spread exceeds this share of the median instance duration are warned.
 SPREAD_WARN_SHARE = 0.10

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
-import pandas as pd
 
 from traceviz.analyze.distributed.matching import lower_median
 from traceviz.analyze.distributed.model import (
@@ -22,6 +21,7 @@ from traceviz.analyze.distributed.model import (
 )
 from traceviz.analyze.intervals import group_union
 from traceviz.analyze.model import Analysis
+from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 
 
