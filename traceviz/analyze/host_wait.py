@@ -17,10 +17,12 @@ So every nanosecond of every gap goes to exactly one innermost event (the **self
 to that event and each distinct ancestor name (the **inclusive** view): per gap, per step and
 over the trace, self sums to ``host_wait + sync_wait`` exactly, in integer ns.
 
-Vectorised per thread: events are nested once (depth = events opened before minus events
-closed by the start, parent = the previous event one level up), the thread's timeline is cut into
-elementary intervals with a constant innermost event, and the windows are intersected with
-those intervals by ``searchsorted``. Python loops run over threads and nesting depth only.
+Vectorised per block of a thread's events (a thread's events cut where none of them is open,
+:func:`_blocks`; one block per thread on one analysis thread): events are nested once (depth =
+events opened before minus events closed by the start, parent = the previous event one level
+up), the block's timeline is cut into elementary intervals with a constant innermost event, and
+the windows are intersected with those intervals by ``searchsorted``. Blocks run on the
+analysis threads; Python loops run over blocks and nesting depth only.
 """
 
 from __future__ import annotations
