@@ -227,13 +227,13 @@ def _events(trace: Trace, thread_of: dict[tuple[int, int], int], threads: int = 
             cand &= ~is_marker
         return _thread_ids(t["pid"], t["tid"], thread_of), cand
 
-    rows_of = thread_map(candidates, tables, threads)
+    cands = thread_map(candidates, tables, threads)
 
     def rows(k_table: tuple[int, int]) -> tuple[np.ndarray, ...]:
         """(start, end, rank, name) of thread ``k``'s candidates in one table, without the
         thread's step ancestors."""
         k, i = k_table
-        t, (th, cand) = tables[i], rows_of[i]
+        t, (th, cand) = tables[i], cands[i]
         mine = m_thread == k
         at = np.flatnonzero(cand & (th == k))
         start, end = t["start"][at], t["end"][at]

@@ -1,13 +1,15 @@
-"""Decode event chunks in ``N`` forked worker processes (the loader's ``--workers``).
+"""``--workers N``: decode event chunks in ``N`` forked worker processes, and run table
+building and the analysis's numpy work on ``N`` threads (:func:`thread_map`).
 
 Fork lets the workers share the parent's event bytes copy-free; each worker's in-place bracket
 writes (two bytes per chunk, :func:`~traceviz.trace.decode.decode_span`) touch only its own
 copy-on-write pages. Only numpy columns travel back to the parent.
 
-Worker count: ``--workers N`` / ``load(workers=N)`` when given, else every usable core, in
-both cases capped by memory (each worker holds one chunk's transient objects, at most
-:data:`WORKER_MEMORY_BYTES`) and by the number of chunks. Small traces decode in-process,
-where starting workers would cost more than it saves.
+Count (:func:`worker_count`): ``--workers N`` / ``load(workers=N)`` / ``analyze(trace,
+workers=N)`` when given, else every usable core. Decode processes are also capped by memory
+(each holds one chunk's transient objects, at most :data:`WORKER_MEMORY_BYTES`) and by the
+number of chunks (:func:`decode_workers`); small traces decode in-process, where starting
+workers would cost more than it saves.
 """
 
 from __future__ import annotations
