@@ -40,7 +40,8 @@ def _context() -> Any:
     methods = mp.get_all_start_methods()
     if "forkserver" in methods:
         ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["traceviz.scale.task"])
+        # pandas too: traceviz imports it lazily, and every rank task builds tables.
+        ctx.set_forkserver_preload(["traceviz.scale.task", "pandas"])
         return ctx
     return mp.get_context("spawn")
 
