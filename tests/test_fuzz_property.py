@@ -8,7 +8,8 @@ Properties, on every generated trace:
 * a valid trace raises no data-validity warning; a hostile one names each injected invalid
   value under its code, excludes exactly those events, and keeps every invariant;
 * the JSON report is strict JSON (no NaN / Infinity);
-* the output is identical across two runs, and across the serial and the parallel loader.
+* the output is identical across two runs, across the serial and the parallel loader, and
+  across a one-thread analysis and a three-thread one cut into the smallest blocks.
 
 CI runs a fixed, derandomized set of examples (``derandomize=True``). For a longer campaign
 set ``TRACEVIZ_FUZZ_EXAMPLES=N`` (each test then runs N random examples):
@@ -17,6 +18,7 @@ set ``TRACEVIZ_FUZZ_EXAMPLES=N`` (each test then runs N random examples):
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import tempfile
@@ -35,6 +37,9 @@ import traceviz.trace.parallel as parallel
 from tests.strategies import GeneratedTrace, hostile, kineto_traces
 from traceviz.analyze.model import Analysis
 from traceviz.report.jsonout import analysis_to_dict
+
+# ``traceviz.analyze`` is also the API's function: reach the module itself.
+host_wait = importlib.import_module("traceviz.analyze.host_wait")
 
 _CAMPAIGN = int(os.environ.get("TRACEVIZ_FUZZ_EXAMPLES", "0"))
 
@@ -131,9 +136,9 @@ def parallel_loader() -> Iterator[list[int]]:
     calls: list[tuple[int, int]] = []
     real = parallel.decode_spans_parallel
 
-    def counted(buf, spans, workers, progress=None):  # type: ignore[no-untyped-def]
+    def counted(buf, spans, workers, progress=None, meanwhile=None):  # type: ignore[no-untyped-def]
         calls.append((len(spans), workers))
-        return real(buf, spans, workers, progress)
+        return real(buf, spans, workers, progress, meanwhile)
 
     with mock.patch.object(loader, "CHUNK_BYTES", 200), \
             mock.patch.object(loader, "PARALLEL_MIN_BYTES", 0), \
@@ -141,10 +146,18 @@ def parallel_loader() -> Iterator[list[int]]:
         yield calls
 
 
+@contextmanager
+def tiny_analysis_blocks() -> Iterator[None]:
+    """Cut the host-wait attribution into blocks wherever a cut is possible."""
+    with mock.patch.object(host_wait, "MIN_BLOCK_EVENTS", 1), \
+            mock.patch.object(host_wait, "BLOCKS_PER_THREAD", 1_000):
+        yield
+
+
 @fuzz_settings(150)
 @given(kineto_traces())
-def test_output_is_identical_across_runs_and_serial_and_parallel_loading(gen: GeneratedTrace
-                                                                          ) -> None:
+def test_output_is_identical_across_runs_and_serial_and_parallel_loading_and_analysis(
+        gen: GeneratedTrace) -> None:
     with written(gen) as path:
         t1 = traceviz.load(path)
         first = strict_json(traceviz.analyze(t1), t1)
@@ -152,7 +165,8 @@ def test_output_is_identical_across_runs_and_serial_and_parallel_loading(gen: Ge
         assert strict_json(traceviz.analyze(t2), t2) == first
         with parallel_loader() as calls:
             t3 = traceviz.load(path, workers=3)
-        assert strict_json(traceviz.analyze(t3), t3) == first
+        with tiny_analysis_blocks():
+            assert strict_json(traceviz.analyze(t3, workers=3), t3) == first
     if len(gen.builder.events) > 8:
         chunks, workers = calls[0]  # several chunks really went through several workers
         assert chunks > 1 and workers == min(3, chunks)
