@@ -393,10 +393,14 @@ def _child(seeds: list[Seed], seed: int, index: int, work: Path) -> None:
         from traceviz.cli.app import app
 
         argv = ["report", str(trace), "--format", "json"]
-        if index % 2:  # odd examples take the big-trace path: threaded read, fast split, 2 workers
+        if index % 2:  # odd examples take the big-trace path: threaded read, fast split, 2
+            # workers, and the analysis on 2 threads with host wait in blocks of >= 256 events
+            import importlib
+
             import traceviz.trace.loader as loader
 
             loader.PARALLEL_MIN_BYTES, loader.CHUNK_BYTES = 0, 4096
+            importlib.import_module("traceviz.analyze.host_wait").MIN_BLOCK_EVENTS = 256
             argv += ["--workers", "2"]
         try:
             app(argv, prog_name="traceviz")
