@@ -20,6 +20,7 @@ from typing import BinaryIO
 
 from traceviz.errors import TraceDecodeError, TraceNotFoundError, TraceTooLargeError
 from traceviz.trace.limits import format_size, max_memory_bytes
+from traceviz.trace.parallel import thread_map
 
 GZIP_MAGIC = b"\x1f\x8b"
 #: Compressed bytes read, and inflated bytes produced, per step of the stream.
@@ -99,8 +100,6 @@ def _unfilled_bytearray(size: int) -> bytearray:
 def _read_threaded(fd: int, buf: bytearray, threads: int) -> int:
     """Fill ``buf`` from ``fd`` with ``threads`` threads, :data:`READ_SLICE_BYTES` per call;
     returns the bytes read (less than ``len(buf)`` if the file shrank meanwhile)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     view = memoryview(buf)
     offsets = range(0, len(buf), READ_SLICE_BYTES)
 
@@ -114,8 +113,7 @@ def _read_threaded(fd: int, buf: bytearray, threads: int) -> int:
             done += n
         return done
 
-    with ThreadPoolExecutor(max(1, min(len(offsets), threads))) as pool:
-        got = list(pool.map(read_slice, offsets))
+    got = thread_map(read_slice, offsets, threads)
     full = 0
     for at, n in zip(offsets, got, strict=True):
         if n < min(READ_SLICE_BYTES, len(buf) - at):
