@@ -364,7 +364,7 @@ def test_the_default_uses_the_pool_only_from_pool_min_bytes_on(
 
 def test_the_rank_progress_bar_counts_finished_ranks_on_a_terminal_only(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from traceviz.cli.rank_progress import rank_progress
+    from traceviz.cli.progress import rank_progress
 
     with rank_progress(8) as progress:
         assert progress is None  # stderr is not a terminal under pytest

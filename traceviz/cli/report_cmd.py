@@ -70,7 +70,7 @@ def _rank_set_payload(paths: list[str], fmt: Format, plotlyjs: str, workers: int
                       dask: str | None) -> tuple[str, set[str]]:
     """Render the multi-rank report; also return the rank traces that failed."""
     import traceviz
-    from traceviz.cli.rank_progress import rank_progress
+    from traceviz.cli.progress import rank_progress
     from traceviz.trace.limits import max_memory_bytes
 
     limit, source = max_memory_bytes()
