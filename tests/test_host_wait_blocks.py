@@ -79,15 +79,16 @@ def fields_equal(a: HostWaitSources, b: HostWaitSources) -> bool:
 
 
 @pytest.fixture
-def tiny_blocks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Blocks of a single event where a cut allows; records the blocks of each call."""
+def tiny_blocks(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """Blocks of a single event where a cut allows; records (blocks, gaps with time in more
+    than one block) of each call."""
     monkeypatch.setattr(hw, "MIN_BLOCK_EVENTS", 1)
     monkeypatch.setattr(hw, "BLOCKS_PER_THREAD", 1_000)
-    seen: list[int] = []
+    seen: list[tuple[int, int]] = []
 
-    def spy(*args: object) -> list:
+    def spy(*args: object) -> tuple:
         out = _blocks(*args)  # type: ignore[arg-type]
-        seen.append(len(out))
+        seen.append((len(out[0]), len(out[1])))
         return out
 
     monkeypatch.setattr(hw, "_blocks", spy)
@@ -96,20 +97,22 @@ def tiny_blocks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 @pytest.mark.parametrize("seed", range(40))
 def test_blocks_on_threads_give_the_single_thread_answer(seed: int, tmp_path: Path,
-                                                         tiny_blocks: list[int]) -> None:
+                                                         tiny_blocks: list[tuple[int, int]]
+                                                         ) -> None:
     trace = traceviz.load(random_trace(seed).write(tmp_path / "t.json"))
     one = traceviz.analyze(trace, workers=1).host_wait_sources
-    assert tiny_blocks == [1] * len(tiny_blocks)  # one block per thread on one thread
+    assert tiny_blocks == [(1, 0)] * len(tiny_blocks)  # one block per thread on one thread
     tiny_blocks.clear()
     many = traceviz.analyze(trace, workers=3).host_wait_sources
     assert one is not None and many is not None
     assert fields_equal(one, many)
 
 
-def test_random_traces_are_cut_into_many_blocks(tmp_path: Path, tiny_blocks: list[int]
-                                                ) -> None:
-    """The property above is not vacuous: its traces are cut, have host wait in several
-    sources, improperly nested events and compiled regions."""
+def test_random_traces_are_cut_into_many_blocks(tmp_path: Path,
+                                                tiny_blocks: list[tuple[int, int]]) -> None:
+    """The property above is not vacuous: its traces are cut, gaps have time in several
+    blocks (their gap counts are merged), and they have host wait in several sources,
+    improperly nested events and compiled regions."""
     found = []
     for seed in range(40):
         trace = traceviz.load(random_trace(seed).write(tmp_path / f"{seed}.json"))
@@ -117,7 +120,8 @@ def test_random_traces_are_cut_into_many_blocks(tmp_path: Path, tiny_blocks: lis
         assert h is not None
         found.append((h.total_ns > 0, len(h.sources) > 2, h.improperly_nested > 0,
                       any(hw.IN_REGION in s for s in h.sources)))
-    assert max(tiny_blocks) >= 5
+    assert max(b for b, _ in tiny_blocks) >= 5
+    assert sum(s for _, s in tiny_blocks) >= 30
     counts = [sum(col) for col in zip(*found, strict=True)]
     assert all(c >= want for c, want in zip(counts, [30, 20, 5, 5], strict=True)), counts
 
@@ -131,8 +135,8 @@ def _real_traces() -> list[Path]:
 
 
 @pytest.mark.parametrize("path", _real_traces(), ids=lambda p: p.name)
-def test_real_trace_reports_do_not_depend_on_analysis_threads(path: Path,
-                                                              tiny_blocks: list[int]) -> None:
+def test_real_trace_reports_do_not_depend_on_analysis_threads(
+        path: Path, tiny_blocks: list[tuple[int, int]]) -> None:
     trace = traceviz.load(path)
     docs = [msgspec.json.encode(analysis_to_dict(trace, traceviz.analyze(trace, workers=w)))
             for w in (1, 4)]
@@ -156,8 +160,9 @@ def test_a_cut_falls_where_the_previous_events_end_at_the_next_start() -> None:
     z = np.zeros(1, np.int64)
     windows = _Windows(z, np.array([5]), np.array([25]))  # crosses both cuts
     tails = _Tails(np.zeros(3, np.int64), np.array([9, 10, 20]), np.ones(3, np.int64))
-    blocks = _blocks(ev, 0, 4, 4, windows, tails)
+    blocks, shared = _blocks(ev, 0, 4, 4, windows, tails)
     assert [b.events.tolist() for b in blocks] == [[0, 1], [2], [3]]
+    assert shared.tolist() == [0]
     assert [(b.windows.a.tolist(), b.windows.b.tolist()) for b in blocks] == [
         ([5], [10]), ([10], [20]), ([20], [25])]
     # A tail at a cut instant belongs to the block starting there.
@@ -169,12 +174,26 @@ def test_no_cut_inside_an_open_event_or_between_equal_starts() -> None:
     ev = _events([0, 5, 5, 10], [30, 8, 9, 20])
     windows, tails = _none()
     tails = _Tails(np.zeros(1, np.int64), np.array([6]), np.ones(1, np.int64))
-    blocks = _blocks(ev, 0, 4, 4, windows, tails)
+    blocks, shared = _blocks(ev, 0, 4, 4, windows, tails)
     assert [b.events.tolist() for b in blocks] == [[0, 1, 2, 3]]
+    assert shared.tolist() == []
 
 
 def test_blocks_without_windows_or_tails_are_left_out() -> None:
     ev = _events([0, 10, 20], [10, 20, 30])
     tails = _Tails(np.zeros(1, np.int64), np.array([25]), np.ones(1, np.int64))
-    blocks = _blocks(ev, 0, 3, 3, _none()[0], tails)
+    blocks, _ = _blocks(ev, 0, 3, 3, _none()[0], tails)
     assert [b.events.tolist() for b in blocks] == [[2]]
+
+
+def test_a_gap_is_shared_when_its_window_parts_or_tail_fall_in_different_blocks() -> None:
+    # Blocks [0, 10), [10, 20), [20, +inf). Gap 0: window and tail in block 0. Gap 1: window
+    # in block 0, tail at the cut instant 10 (block 1). Gap 2: window [12, 22) across a cut.
+    # Gap 3: a tail alone, in block 2. Gap 4: window in block 1, tail in block 1.
+    ev = _events([0, 10, 20], [10, 20, 30])
+    windows = _Windows(np.array([0, 1, 2, 4]), np.array([1, 4, 12, 14]),
+                       np.array([3, 9, 22, 16]))
+    tails = _Tails(np.array([0, 1, 3, 4]), np.array([3, 10, 25, 16]), np.ones(4, np.int64))
+    blocks, shared = _blocks(ev, 0, 3, 3, windows, tails)
+    assert len(blocks) == 3
+    assert shared.tolist() == [1, 2]

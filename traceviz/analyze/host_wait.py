@@ -21,13 +21,16 @@ Vectorised per block of a thread's events (a thread's events cut where none of t
 :func:`_blocks`; one block per thread on one analysis thread): events are nested once (depth =
 events opened before minus events closed by the start, parent = the previous event one level
 up), the block's timeline is cut into elementary intervals with a constant innermost event, and
-the windows are intersected with those intervals by ``searchsorted``. Blocks run on the
-analysis threads; Python loops run over blocks and nesting depth only.
+the windows are intersected with those intervals by ``searchsorted``. Each block also labels
+its events, interns its call paths and sums its pieces per path and per (step, path), so the
+merge (:func:`_merge`) works on call paths, never on pieces. Blocks run on the analysis
+threads; Python loops run over blocks, nesting depth and call paths only.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -586,24 +589,6 @@ def _distinct(key: np.ndarray) -> np.ndarray:
     return k[_firsts(k)]
 
 
-def _with_ancestors(keys: np.ndarray, path_parent: np.ndarray, n_paths: int) -> np.ndarray:
-    """The sorted distinct ``gap * n_paths + path`` keys plus, once each, those of every
-    ancestor path (same gap) not among them. Each level up only looks at the keys added by
-    the level before (ancestors are mostly already there: time goes to them too)."""
-    parts = [keys]
-    new = keys
-    while len(new):
-        path = new % n_paths
-        par = path_parent[path]
-        up = _distinct((new - path + par)[par >= 0])
-        known = np.zeros(len(up), bool)
-        for part in parts:  # sorted, non-empty: one per level
-            known |= part[np.minimum(np.searchsorted(part, up), len(part) - 1)] == up
-        new = up[~known]
-        parts.append(new)
-    return np.concatenate(parts)
-
-
 def _step_gap_counts(gap_src: np.ndarray, gap_step: np.ndarray, n_src: int
                      ) -> tuple[np.ndarray, np.ndarray]:
     """From the distinct ``gap * n_src + source`` keys: (key = step * n_src + source, sorted;
@@ -672,7 +657,7 @@ class _Block:
 
 
 def _blocks(ev: _Events, lo: int, hi: int, count: int, windows: _Windows, tails: _Tails
-            ) -> list[_Block]:
+            ) -> tuple[list[_Block], np.ndarray]:
     """Cut the thread's events ``[lo, hi)`` into about ``count`` blocks of similar size, at
     instants ``c`` where none of them is open (each one ends at or before ``c`` or starts at
     or after it): sorted by start, position ``i`` is such a cut when every event before it has
@@ -682,10 +667,12 @@ def _blocks(ev: _Events, lo: int, hi: int, count: int, windows: _Windows, tails:
     Nothing open crosses a cut, so each event's parent, depth and enclosing region lie in its
     block, and each instant's innermost open event is found in the block holding it: the
     blocks' pieces are those of the whole thread, with a piece that crosses a cut in two parts
-    of the same (gap, leaf), whose ns add up."""
+    of the same (gap, leaf), whose ns add up. Also returns the gaps (rows of the gap
+    selection) with window parts or tails in more than one block, sorted."""
     n = hi - lo
+    one = [_Block(np.arange(lo, hi), windows, tails)], np.zeros(0, np.int64)
     if count <= 1 or n < 2:
-        return [_Block(np.arange(lo, hi), windows, tails)]
+        return one
     start, end = ev.start[lo:hi], ev.end[lo:hi]
     order = np.argsort(start, kind="stable")
     s = start[order]
@@ -694,7 +681,7 @@ def _blocks(ev: _Events, lo: int, hi: int, count: int, windows: _Windows, tails:
     want = np.searchsorted(ok, np.arange(1, count) * n // count)
     cuts = np.unique(ok[want[want < len(ok)]])
     if len(cuts) == 0:
-        return [_Block(np.arange(lo, hi), windows, tails)]
+        return one
     at = s[cuts]  # c_1 … c_B-1
     # Window parts: window [a, b) spans the blocks of a (cuts <= a) to b - 1 (cuts < b).
     first = np.searchsorted(at, windows.a, side="right")
@@ -710,6 +697,9 @@ def _blocks(ev: _Events, lo: int, hi: int, count: int, windows: _Windows, tails:
     t_of = np.argsort(t_blk, kind="stable")  # tails by block
     t_at = np.searchsorted(t_blk[t_of], np.arange(len(cuts) + 2))
     pos = np.concatenate([[0], cuts, [n]])
+    n_blk = len(cuts) + 1
+    in_blk = _distinct(np.concatenate([windows.gap[w] * n_blk + blk, tails.gap * n_blk + t_blk]))
+    g = in_blk // n_blk
     out = []
     for j in range(len(cuts) + 1):
         ps, ts = p_of[p_at[j] : p_at[j + 1]], t_of[t_at[j] : t_at[j + 1]]
@@ -718,51 +708,138 @@ def _blocks(ev: _Events, lo: int, hi: int, count: int, windows: _Windows, tails:
                 lo + order[pos[j] : pos[j + 1]],
                 _Windows(windows.gap[w[ps]], part_a[ps], part_b[ps]),
                 _Tails(tails.gap[ts], tails.t[ts], tails.ns[ts])))
-    return out
+    return out, _distinct(g[1:][g[1:] == g[:-1]])
+
+
+class _Labels:
+    """Label ids shared by the blocks: each distinct label (:func:`_region_label` of an
+    event's (region, CompiledFxGraph, name) codes, or :data:`UNTRACED`) gets one id, in the
+    order first met (the blocks run at once; the merge sorts the labels into source ids)."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self.ids: dict[str, int] = {}
+        self._by_codes: dict[tuple[int, int, int], int] = {}
+        self._lock = threading.Lock()
+
+    def of(self, region: np.ndarray, fx: np.ndarray, name: np.ndarray) -> np.ndarray:
+        """Label id per event, from its code arrays (one label per distinct triple)."""
+        r, f, rf = _unique_pairs(region, fx)
+        rfi, own, inv = _unique_pairs(rf, name)
+        triples = zip(r[rfi].tolist(), f[rfi].tolist(), own.tolist(), strict=True)
+        with self._lock:
+            ids = [self._id(t) for t in triples]
+        return np.array(ids, np.int64)[inv] if ids else np.zeros(0, np.int64)
+
+    def _id(self, codes: tuple[int, int, int]) -> int:
+        got = self._by_codes.get(codes)
+        if got is None:
+            label = _region_label(self.names, *codes)
+            got = self._by_codes[codes] = self.ids.setdefault(label, len(self.ids))
+        return got
+
+    def untraced(self) -> int:
+        with self._lock:
+            return self.ids.setdefault(UNTRACED, len(self.ids))
 
 
 @dataclass(frozen=True)
-class _Out:
-    """Per event (global index), written by the block holding it: parent (global index, -1
-    root), depth, and the enclosing region / CompiledFxGraph name codes (``None``: the trace
-    has no such events)."""
+class _BlockSums:
+    """One block's attributed time, summed over its pieces, on call paths local to the block
+    (label ids of :class:`_Labels`; the last path slot, ``len(path_parent)``, is the untraced
+    path). Gap counts are (step, label, gaps) for the gaps only this block has time of, and
+    the distinct (gap, label) pairs of the gaps it shares with other blocks."""
 
-    parent: np.ndarray
-    depth: np.ndarray
-    region: np.ndarray | None
-    fx: np.ndarray | None
+    bad: int  # improperly nested events
+    path_parent: np.ndarray  # per local path: its parent local path, -1 root
+    path_label: np.ndarray  # per local path: its label id
+    levels: np.ndarray  # local paths of nesting level d: [levels[d], levels[d + 1])
+    path_self_ns: np.ndarray  # per local path and the untraced slot
+    step_path: tuple[np.ndarray, np.ndarray, np.ndarray]  # distinct (step, path slot), ns
+    self_counts: tuple[np.ndarray, np.ndarray, np.ndarray]  # (step, label, gaps)
+    inclusive_counts: tuple[np.ndarray, np.ndarray, np.ndarray]
+    self_shared: tuple[np.ndarray, np.ndarray]  # distinct (gap, label)
+    inclusive_shared: tuple[np.ndarray, np.ndarray]
 
 
 @dataclass(frozen=True)
 class _Work:
-    """What every block needs: the events, the region name tables and the outputs."""
+    """What every block needs: the events, the region name tables (per name code: whether it
+    names a compiled region / a CompiledFxGraph call; ``None``: the trace names neither), the
+    shared labels, the step of each gap and which gaps have time in more than one block."""
 
     ev: _Events
-    region_lut: np.ndarray
-    fx_lut: np.ndarray
-    out: _Out
+    region_lut: np.ndarray | None
+    fx_lut: np.ndarray | None
+    labels: _Labels
+    gap_step: np.ndarray
+    shared: np.ndarray
 
-    def attribute(self, blk: _Block) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
-        """Nest the block's events near its windows and tails, record parents, depths and
-        regions, and cut the windows into pieces: (improperly nested events, then per piece
-        its gap, innermost global event or -1, ns)."""
-        ev, out, wins, tails = self.ev, self.out, blk.windows, blk.tails
+    def attribute(self, blk: _Block) -> _BlockSums:
+        """Nest the block's events near its windows and tails, cut the windows into pieces
+        (one innermost event each) and sum the pieces per call path (:meth:`_sums`)."""
+        ev, wins, tails = self.ev, blk.windows, blk.tails
         near = _overlapping(ev.start[blk.events], ev.end[blk.events],
                             np.concatenate([wins.a, tails.t]),
                             np.concatenate([wins.b, tails.t + 1]))
         ei = blk.events if near.all() else blk.events[near]
         nest = _nest(ev.start[ei], ev.end[ei], ev.rank[ei])
-        glob = ei[nest.order]  # sorted position -> global event index
-        out.parent[glob] = np.where(nest.parent >= 0, glob[np.maximum(nest.parent, 0)], -1)
-        out.depth[glob] = nest.depth
-        if out.region is not None and out.fx is not None:
-            keys = _region_keys(ev.name[glob], nest, self.region_lut, self.fx_lut)
-            if keys is not None:
-                out.region[glob], out.fx[glob] = keys
+        name = ev.name[ei[nest.order]]  # per sorted position
         w, inner, ns = _pieces(nest, wins.a, wins.b)
-        return (nest.bad, np.concatenate([wins.gap[w], tails.gap]),
-                np.concatenate([_to_global(glob, inner), _to_global(glob, _at(nest, tails.t))]),
-                np.concatenate([ns, tails.ns]))
+        gap = np.concatenate([wins.gap[w], tails.gap])
+        leaf = np.concatenate([inner, _at(nest, tails.t)])  # sorted position, -1 none
+        ns = np.concatenate([ns, tails.ns])
+        keep = ns > 0
+        if not keep.all():
+            gap, leaf, ns = gap[keep], leaf[keep], ns[keep]
+        # Label the leaves and their ancestors, then intern their call paths.
+        nodes = _ancestors(leaf[leaf >= 0], nest.parent)
+        keys = (None if self.region_lut is None or self.fx_lut is None
+                else _region_keys(name, nest, self.region_lut, self.fx_lut))
+        none = np.full(len(nodes), -1, np.int64)
+        label = np.full(len(name), -1, np.int64)
+        label[nodes] = self.labels.of(keys[0][nodes] if keys else none,
+                                      keys[1][nodes] if keys else none, name[nodes])
+        path_of, path_parent, path_label, levels = _paths(nodes, nest.parent, nest.depth, label)
+        untraced = self.labels.untraced() if (leaf < 0).any() else -1
+        slot = np.append(path_of, len(path_parent))  # leaf -1 → the untraced slot
+        return self._sums(nest.bad, gap, slot[leaf], ns, path_parent,
+                          np.append(path_label, untraced), levels)
+
+    def _sums(self, bad: int, gap: np.ndarray, path: np.ndarray, ns: np.ndarray,
+              path_parent: np.ndarray, slot_label: np.ndarray, levels: np.ndarray
+              ) -> _BlockSums:
+        """Sum the pieces ``(gap, path slot, ns)`` per path and per (step, path); count the
+        gaps per (step, label): the self view counts a gap once per label of its pieces'
+        paths, the inclusive view once per label on those paths' chains."""
+        n_slots = len(slot_label)
+        path_self_ns = np.zeros(n_slots, np.int64)
+        np.add.at(path_self_ns, path, ns)
+        sp_key, sp_ns = _group_sum(self.gap_step[gap] * n_slots + path, ns)
+        gp = _distinct(gap * n_slots + path)  # distinct (gap, path slot)
+        gp_gap, gp_path = gp // n_slots, gp % n_slots
+        ptr, chain = _chain_sources(np.append(path_parent, -1), slot_label)
+        count = ptr[gp_path + 1] - ptr[gp_path]
+        rep = np.repeat(np.arange(len(gp)), count)
+        first = np.repeat(ptr[gp_path] - (np.cumsum(count) - count), count)
+        self_c, self_s = self._gap_counts(gp_gap, slot_label[gp_path])
+        inc_c, inc_s = self._gap_counts(gp_gap[rep], chain[np.arange(len(rep)) + first])
+        return _BlockSums(bad, path_parent, slot_label[:-1], levels, path_self_ns,
+                          (sp_key // n_slots, sp_key % n_slots, sp_ns), self_c, inc_c,
+                          self_s, inc_s)
+
+    def _gap_counts(self, gap: np.ndarray, label: np.ndarray
+                    ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray],
+                               tuple[np.ndarray, np.ndarray]]:
+        """From (gap, label) pairs: (step, label, distinct gaps) over the gaps of this block
+        alone, and the distinct (gap, label) pairs of shared gaps."""
+        n_lab = int(label.max()) + 1 if len(label) else 1
+        gl = _distinct(gap * n_lab + label)
+        g = gl // n_lab
+        mine = ~self.shared[g]
+        key, counts = _step_gap_counts(gl[mine], self.gap_step, n_lab)
+        theirs = gl[~mine]
+        return ((key // n_lab, key % n_lab, counts), (theirs // n_lab, theirs % n_lab))
 
 
 # --- the attribution -------------------------------------------------------------------------
@@ -772,8 +849,8 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
                       step_names: tuple[str, ...], threads: int = 1) -> HostWaitSources:
     """Attribute every ``host_wait`` / ``sync_wait`` gap to the CPU events open on the thread
     of the launch call that ends it (definitions in the module docstring). ``threads``: the
-    blocks of events (:func:`_blocks`) are nested and attributed on this many threads (numpy
-    releases the GIL in its sorts and searches); the result does not depend on it."""
+    blocks of events (:func:`_blocks`) are nested, attributed and summed on this many threads
+    (numpy releases the GIL in its sorts and searches); the result does not depend on it."""
     rt = trace.runtime
     n_steps = len(step_names)
     has_stacks = trace.meta.category_counts.get("python_function", 0) > 0
@@ -793,91 +870,82 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
     ev = _events(trace, thread_of, threads)
     names = [str(n) for n in trace.names]
 
-    parent = np.full(len(ev.start), -1, np.int64)  # global event index of the parent
-    depth = np.zeros(len(ev.start), np.int64)
     region_lut, fx_lut = np.zeros(len(names), bool), np.zeros(len(names), bool)
     used = np.zeros(len(names), bool)
     used[ev.name] = True
     for c in np.flatnonzero(used).tolist():
         region_lut[c] = COMPILED_REGION.match(names[c]) is not None
         fx_lut[c] = names[c].startswith(COMPILED_FX_GRAPH_PREFIX)
-    # Enclosing region / CompiledFxGraph name code per event (None: -1 everywhere).
-    region = fx = None
-    if region_lut.any() or fx_lut.any():
-        region, fx = (np.full(len(ev.start), -1, np.int64) for _ in range(2))
-    out = _Out(parent, depth, region, fx)
-    blocks = []
+    blocks: list[_Block] = []
+    shared = np.zeros(len(rows), bool)  # gaps with time in more than one block
     for k in range(len(pairs)):
         gi = np.flatnonzero(g_thread == k)
         win, tail = split[gi] > gs[gi], ge[gi] > split[gi]
         lo, hi = int(ev.offsets[k]), int(ev.offsets[k + 1])
-        blocks += _blocks(ev, lo, hi, _block_count(hi - lo, threads),
-                          _Windows(gi[win], gs[gi][win], split[gi][win]),
-                          _Tails(gi[tail], ls[gi][tail], ge[gi][tail] - split[gi][tail]))
-    done = thread_map(_Work(ev, region_lut, fx_lut, out).attribute, blocks, threads)
-    bad = sum(d[0] for d in done)
-    p_gap, p_leaf, p_ns = ([d[i] for d in done] for i in (1, 2, 3))
-    gap_i, leaf, ns = (np.concatenate(p) if p else np.zeros(0, np.int64)
-                       for p in (p_gap, p_leaf, p_ns))
-    keep = ns > 0
-    if not keep.all():
-        gap_i, leaf, ns = gap_i[keep], leaf[keep], ns[keep]
-
-    # Label the leaves and their ancestors, then intern their call paths.
-    nodes = _ancestors(leaf[leaf >= 0], parent)
-    if region is None or fx is None:
-        r = f = np.full(1, -1, np.int64)
-        region_fx = np.zeros(len(nodes), np.int64)
-    else:
-        r, f, region_fx = _unique_pairs(region[nodes], fx[nodes])
-    rf, own, inv = _unique_pairs(region_fx, ev.name[nodes])
-    labels = [_region_label(names, int(r[i]), int(f[i]), int(n))
-              for i, n in zip(rf, own, strict=True)]
-    sources = sorted(set(labels) | ({UNTRACED} if (leaf < 0).any() else set()))
-    sid = {s: i for i, s in enumerate(sources)}
-    event_sid = np.full(len(ev.start) + 1, -1, np.int64)  # last slot: no event → UNTRACED
-    event_sid[nodes] = np.array([sid[s] for s in labels], np.int64)[inv]
-    event_sid[-1] = sid.get(UNTRACED, -1)
-    path_of, path_parent, path_source = _paths(nodes, parent, depth, event_sid)
-
-    # Per piece: its call path (a leaf of -1 picks the untraced path, last slot) and step.
-    path = path_of[leaf]
-    n_paths, n_src = len(path_parent), max(len(sources), 1)
+        cut, across = _blocks(ev, lo, hi, _block_count(hi - lo, threads),
+                              _Windows(gi[win], gs[gi][win], split[gi][win]),
+                              _Tails(gi[tail], ls[gi][tail], ge[gi][tail] - split[gi][tail]))
+        blocks += cut
+        shared[across] = True
+    labels = _Labels(names)
     g_step = gaps.step[rows].astype(np.int64)
+    regions = bool(region_lut.any() or fx_lut.any())
+    work = _Work(ev, region_lut if regions else None, fx_lut if regions else None, labels,
+                 g_step, shared)
+    done = thread_map(work.attribute, blocks, threads)
+    return _merge(done, labels, g_step, step_names, step_total, len(rows), has_stacks)
+
+
+def _merge(done: list[_BlockSums], labels: _Labels, g_step: np.ndarray,
+           step_names: tuple[str, ...], step_total: np.ndarray, n_gaps: int, has_stacks: bool
+           ) -> HostWaitSources:
+    """The blocks' sums on one set of call paths and sources (the merge works on paths and
+    (step, path) sums, never on pieces)."""
+    sources = sorted(labels.ids)
+    rank = {s: i for i, s in enumerate(sources)}
+    sid_of = np.zeros(max(len(sources), 1), np.int64)  # label id -> source id
+    for label, i in labels.ids.items():
+        sid_of[i] = rank[label]
+    path_parent, path_source, global_of = _global_paths(done, sid_of)
+    untraced = rank.get(UNTRACED, -1)
+    if untraced >= 0:  # time with no open event: a root path of its own, numbered last
+        path_parent = np.append(path_parent, -1)
+        path_source = np.append(path_source, untraced)
+    n_paths, n_src = len(path_parent), max(len(sources), 1)
+    slots = [np.append(g, n_paths - 1 if untraced >= 0 else -1) for g in global_of]
+
     path_self_ns = np.zeros(n_paths, np.int64)
-    np.add.at(path_self_ns, path, ns)
-    ptr, chain = _chain_sources(path_parent, path_source)
-
-    def chains(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each distinct source on the chain of paths ``p``: (row of ``p``, source)."""
-        count = ptr[p + 1] - ptr[p]
-        rep = np.repeat(np.arange(len(p)), count)
-        first = np.repeat(ptr[p] - (np.cumsum(count) - count), count)  # chain index - row
-        return rep, chain[np.arange(len(rep)) + first]
-
-    # The distinct (gap, call path) pairs (for gap counts) and the ns per (step, call path);
-    # per (step, source): self = the path's own source, inclusive = each distinct source on
-    # its chain.
-    gp = gap_i * n_paths  # one key per piece, built and sorted in place (pieces are many)
-    gp += path
-    gp.sort()
-    gp = gp[_firsts(gp)]
-    gp_gap, gp_path = gp // n_paths, gp % n_paths
-    sp_key = g_step[gap_i]
-    sp_key *= n_paths
-    sp_key += path
-    sp_key, sp_ns = _group_sum(sp_key, ns)
+    for b, g in zip(done, slots, strict=True):
+        used = b.path_self_ns > 0
+        np.add.at(path_self_ns, g[used], b.path_self_ns[used])
+    cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64)  # noqa: E731
+    sp_key, sp_ns = _group_sum(
+        cat([b.step_path[0] * n_paths + g[b.step_path[1]] for b, g in zip(done, slots,
+                                                                          strict=True)]),
+        cat([b.step_path[2] for b in done]))
     sp_step, sp_path = sp_key // n_paths, sp_key % n_paths
+    ptr, chain = _chain_sources(path_parent, path_source)
+    count = ptr[sp_path + 1] - ptr[sp_path]
+    rep = np.repeat(np.arange(len(sp_path)), count)
+    first = np.repeat(ptr[sp_path] - (np.cumsum(count) - count), count)
+    # Per (step, source): self = the path's own source, inclusive = each distinct source on
+    # its chain.
     s_keys, s_ns = _group_sum(sp_step * n_src + path_source[sp_path], sp_ns)
-    rep, inc_src = chains(sp_path)
-    i_keys, i_ns = _group_sum(sp_step[rep] * n_src + inc_src, sp_ns[rep])
-    # Gap counts from the distinct (gap, source) pairs; every piece has ns > 0, so the keys
-    # are those of the ns sums.
-    _, s_gaps = _step_gap_counts(_distinct(gp_gap * n_src + path_source[gp_path]), g_step, n_src)
-    gp_all = _with_ancestors(gp, path_parent, n_paths)  # a chain's sources: its paths' sources
-    _, i_gaps = _step_gap_counts(
-        _distinct(gp_all // n_paths * n_src + path_source[gp_all % n_paths]), g_step, n_src)
+    i_keys, i_ns = _group_sum(sp_step[rep] * n_src + chain[np.arange(len(rep)) + first],
+                              sp_ns[rep])
     all_keys = np.union1d(s_keys, i_keys)
+
+    def gap_counts(own: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                   shared: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """Gaps per (step, source), on ``all_keys``: the blocks' own counts plus the distinct
+        (gap, source) pairs of shared gaps. Every piece has ns > 0, so the keys with gaps
+        are those with ns."""
+        keys = cat([s * n_src + sid_of[lab] for s, lab, _ in own])
+        counts = cat([c for _, _, c in own])
+        pairs = _distinct(cat([gap * n_src + sid_of[lab] for gap, lab in shared]))
+        k2, c2 = _step_gap_counts(pairs, g_step, n_src)
+        keys, counts = _group_sum(np.concatenate([keys, k2]), np.concatenate([counts, c2]))
+        return spread(keys, counts)
 
     def spread(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
         out = np.zeros(len(all_keys), np.int64)
@@ -892,49 +960,66 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
         source=all_keys % n_src,
         self_ns=spread(s_keys, s_ns),
         inclusive_ns=spread(i_keys, i_ns),
-        self_gaps=spread(s_keys, s_gaps),
-        inclusive_gaps=spread(i_keys, i_gaps),
+        self_gaps=gap_counts([b.self_counts for b in done], [b.self_shared for b in done]),
+        inclusive_gaps=gap_counts([b.inclusive_counts for b in done],
+                                  [b.inclusive_shared for b in done]),
         path_parent=path_parent,
         path_source=path_source,
         path_self_ns=path_self_ns,
-        gaps=len(rows),
-        improperly_nested=bad,
+        gaps=n_gaps,
+        improperly_nested=sum(b.bad for b in done),
         has_stacks=has_stacks,
     )
 
 
-def _paths(nodes: np.ndarray, parent: np.ndarray, depth: np.ndarray, event_sid: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Intern the call paths of ``nodes`` (closed under parents) level by level.
-
-    Returns (path id per event, last slot = no event; parent path per path; source per path).
-    Paths are numbered root level first, so a parent's id is below its children's.
-    """
-    path_of = np.full(len(event_sid), -1, np.int64)
+def _global_paths(done: list[_BlockSums], sid_of: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Intern the blocks' call paths as one set, level by level: the distinct (parent path,
+    source) pairs of a level, sorted, are numbered after the levels above (so a parent's id is
+    below its children's). Returns (parent path and source per path; per block, the global
+    path of each local one)."""
+    global_of = [np.full(len(b.path_parent), -1, np.int64) for b in done]
     parents, sources = [], []
     n = 0
+    for d in range(max((len(b.levels) - 1 for b in done), default=0)):
+        spans = [(int(b.levels[d]), int(b.levels[d + 1])) if d + 1 < len(b.levels) else (0, 0)
+                 for b in done]
+        par = [np.where(b.path_parent[lo:hi] >= 0, g[np.maximum(b.path_parent[lo:hi], 0)], -1)
+               for b, g, (lo, hi) in zip(done, global_of, spans, strict=True)]
+        src = [sid_of[b.path_label[lo:hi]] for b, (lo, hi) in zip(done, spans, strict=True)]
+        u_par, u_src, inv = _unique_pairs(np.concatenate(par), np.concatenate(src))
+        at = 0
+        for g, (lo, hi) in zip(global_of, spans, strict=True):
+            g[lo:hi] = n + inv[at : at + hi - lo]
+            at += hi - lo
+        parents.append(u_par)
+        sources.append(u_src)
+        n += len(u_par)
+    cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64)  # noqa: E731
+    return cat(parents), cat(sources), global_of
+
+
+def _paths(nodes: np.ndarray, parent: np.ndarray, depth: np.ndarray, label: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Intern the call paths of ``nodes`` (closed under parents) level by level.
+
+    Returns (path id per event, -1 for others; parent path and label per path; level offsets:
+    the paths of level ``d`` are ``[levels[d], levels[d + 1])``). Paths are numbered root
+    level first, so a parent's id is below its children's.
+    """
+    path_of = np.full(len(label), -1, np.int64)
+    parents, labels, levels = [], [], [0]
     for level in _levels(depth[nodes]):
         at = nodes[level]
         up = parent[at]
         par = np.where(up >= 0, path_of[np.maximum(up, 0)], -1)
-        u_par, u_src, inv = _unique_pairs(par, event_sid[at])
-        path_of[at] = n + inv
+        u_par, u_lab, inv = _unique_pairs(par, label[at])
+        path_of[at] = levels[-1] + inv
         parents.append(u_par)
-        sources.append(u_src)
-        n += len(u_par)
-    if event_sid[-1] >= 0:  # time with no open event: a root path of its own
-        path_of[-1] = n
-        parents.append(np.array([-1], np.int64))
-        sources.append(event_sid[-1:])
+        labels.append(u_lab)
+        levels.append(levels[-1] + len(u_par))
     cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64)  # noqa: E731
-    return path_of, cat(parents), cat(sources)
-
-
-def _to_global(glob: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """Sorted positions on one thread → global event indices (-1: no open event)."""
-    if len(glob) == 0:  # no event of this thread overlaps its windows
-        return np.full(len(pos), -1, np.int64)
-    return np.where(pos >= 0, glob[np.maximum(pos, 0)], -1)
+    return path_of, cat(parents), cat(labels), np.array(levels, np.int64)
 
 
 #: The profiler's own ``step()`` frame (``torch/profiler/profiler.py(884): step``), called
