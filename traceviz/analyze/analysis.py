@@ -43,6 +43,11 @@ from traceviz.vocab import Category, GapClass, LaunchKind
 T = TypeVar("T")
 
 TOP_KERNELS = 25
+#: At most this many analysis threads, whatever ``workers`` says: on the 16-core benchmark VM
+#: the host-wait blocks ran no faster on 8 threads than on 4–6, and slower on 10–16 (numpy
+#: work on threads of one process contends for the GIL and the allocator;
+#: ``docs/reliability.md`` §1).
+ANALYSIS_THREADS_MAX = 8
 _DRIVER_LAUNCH = ("cuLaunchKernel", "cuLaunchKernelEx")
 
 
@@ -54,10 +59,12 @@ def analyze(trace: Trace, *, workers: int | None = None) -> Analysis:
     of the result (``activity_step``, ``activity_family``, ``gaps.activity``) still index the
     rows of ``trace.gpu``, excluded rows included. ``workers``: threads for the host-wait
     attribution, which also runs beside the other metrics when more than one (default:
-    :func:`~traceviz.trace.parallel.worker_count`); the result does not depend on it.
+    :func:`~traceviz.trace.parallel.worker_count`; at most :data:`ANALYSIS_THREADS_MAX`); the
+    result does not depend on it.
     """
     screened = screen_values(trace)
-    return index_loaded_rows(_analyze_screened(screened, worker_count(workers)), screened)
+    threads = min(worker_count(workers), ANALYSIS_THREADS_MAX)
+    return index_loaded_rows(_analyze_screened(screened, threads), screened)
 
 
 def _analyze_screened(screened: Screened, threads: int) -> Analysis:
