@@ -290,11 +290,21 @@ def _decode_all(buf: memoryview, path: str, progress: Progress | None,
         raise TraceDecodeError(f"{path}: events are nested too deeply") from None
 
 
+def _chunk_bytes(total: int, workers: int) -> int:
+    """Chunk size for ``workers``: at most :data:`CHUNK_BYTES`, and ``total`` cut into a
+    multiple of ``workers`` chunks, so every worker decodes as many bytes."""
+    if workers <= 1:
+        return CHUNK_BYTES
+    rounds = -(-total // (workers * CHUNK_BYTES))
+    return max(1, -(-total // (workers * rounds)))
+
+
 def _decode_chunks(buf: memoryview, progress: Progress | None,
                    notes: list[str], workers: int | None) -> list[ColumnChunk]:
     total = len(buf)
-    spans = split_event_array(buf, CHUNK_BYTES)
-    n = decode_workers(workers, len(spans)) if total >= PARALLEL_MIN_BYTES else 1
+    n = decode_workers(workers, -(-total // CHUNK_BYTES)) if total >= PARALLEL_MIN_BYTES else 1
+    spans = split_event_array(buf, _chunk_bytes(total, n))
+    n = min(n, len(spans))
     if n > 1 and can_fork():
         try:
             # pandas (for the tables) is imported while the workers decode.

@@ -16,15 +16,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from traceviz.errors import UsageError
 from traceviz.trace.decode import ColumnChunk, decode_span
 from traceviz.trace.limits import available_memory_bytes
+from traceviz.trace.shared_columns import SharedColumns
 
 #: Transient memory of one worker decoding one chunk (its typed events and columns), bytes:
 #: an upper bound measured on 16 MB chunks of real traces (peak ≈ 3× the chunk).
 WORKER_MEMORY_BYTES = 64 * 1024 * 1024
+#: Seconds between progress reports while the workers decode.
+PROGRESS_S = 0.1
+#: Longest wait for the workers to start before ``meanwhile`` runs (seconds).
+START_WAIT_S = 1.0
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -89,9 +95,52 @@ def can_fork() -> bool:
     return "fork" in mp.get_all_start_methods()
 
 
-def _work(span: tuple[int, int]) -> ColumnChunk:
-    assert _SHARED is not None
-    return decode_span(_SHARED, *span)
+@dataclass(frozen=True)
+class _Job:
+    """What forked decode workers share: the spans, the next span to take, the bytes decoded
+    so far (for progress), and where the columns go (``None``: back through the pipe)."""
+
+    spans: list[tuple[int, int]]
+    next_span: Any  # multiprocessing.Value("q")
+    done_bytes: Any  # multiprocessing.Value("q")
+    columns: SharedColumns | None
+
+
+_JOB: _Job | None = None
+
+
+def _work() -> list[tuple[int, ColumnChunk | BaseException, int]]:
+    """In a worker: take spans until none is left; per span (index, chunk or its error, rows
+    in the shared columns or -1: the chunk holds its own)."""
+    assert _SHARED is not None and _JOB is not None
+    job, out = _JOB, []
+    while True:
+        with job.next_span.get_lock():
+            i = job.next_span.value
+            job.next_span.value = i + 1
+        if i >= len(job.spans):
+            return out
+        start, end = job.spans[i]
+        try:
+            chunk = decode_span(_SHARED, start, end)
+        except Exception as exc:  # every span is decoded; the parent raises the first error
+            out.append((i, exc, -1))
+            continue
+        stored = job.columns.store(i, chunk) if job.columns is not None else None
+        out.append((i, *stored) if stored is not None else (i, chunk, -1))
+        with job.done_bytes.get_lock():
+            job.done_bytes.value += end - start
+
+
+def _await_start(job: _Job, workers: int, pending: set[Any]) -> None:
+    """Wait (at most :data:`START_WAIT_S`) until every worker has taken a span: handing the
+    workers their tasks needs this process's GIL, which a ``meanwhile`` import would hold."""
+    import time
+
+    deadline = time.monotonic() + START_WAIT_S
+    while (job.next_span.value < min(workers, len(job.spans)) and time.monotonic() < deadline
+           and not all(f.done() for f in pending)):
+        time.sleep(0.001)
 
 
 def decode_spans_parallel(buf: memoryview, spans: list[tuple[int, int]], workers: int,
@@ -100,24 +149,42 @@ def decode_spans_parallel(buf: memoryview, spans: list[tuple[int, int]], workers
                           ) -> list[ColumnChunk]:
     """Decode ``spans`` of ``buf`` (see :func:`~traceviz.trace.decode.split_event_array`) in
     ``workers`` forked processes (:func:`decode_workers` says how many; needs
-    :func:`can_fork`), returning chunks in order. ``meanwhile()`` runs in this process once
-    the workers have started (the loader imports pandas there)."""
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
+    :func:`can_fork`), returning chunks in order; a span that fails raises its error (the
+    first span's, in order).
 
-    global _SHARED
+    The workers take the next span from a shared counter and leave the columns in shared
+    memory (:mod:`~traceviz.trace.shared_columns`), so this process neither hands out spans
+    nor unpickles columns meanwhile: ``meanwhile()`` runs here once the workers have started
+    (the loader imports pandas there), then ``progress(bytes decoded, len(buf))`` every
+    :data:`PROGRESS_S` seconds."""
+    import multiprocessing as mp
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    global _SHARED, _JOB
+    ctx = mp.get_context("fork")
     total = len(buf)
-    _SHARED = buf
     try:
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context("fork")) as pool:
-            chunks = pool.map(_work, spans)  # forks the workers and submits every span
+        columns: SharedColumns | None = SharedColumns(spans)
+    except (OSError, ValueError, OverflowError):  # mapping refused: columns through pipes
+        columns = None
+    _SHARED = buf
+    _JOB = _Job(spans, ctx.Value("q", 0), ctx.Value("q", 0), columns)
+    try:
+        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+            pending = {pool.submit(_work) for _ in range(workers)}
+            futures = list(pending)
             if meanwhile is not None:
+                _await_start(_JOB, workers, pending)
                 meanwhile()
-            out = []
-            for (_, end), chunk in zip(spans, chunks, strict=True):
-                out.append(chunk)
+            while pending:
+                _, pending = wait(pending, PROGRESS_S, return_when=FIRST_COMPLETED)
                 if progress is not None:
-                    progress(end, total)
-            return out
+                    progress(min(_JOB.done_bytes.value, total), total)
+            done = sorted(r for f in futures for r in f.result())
     finally:
-        _SHARED = None
+        _SHARED = _JOB = None
+    for _, got, _ in done:
+        if isinstance(got, BaseException):
+            raise got
+    return [columns.load(i, chunk, rows) if rows >= 0 and columns is not None else chunk
+            for i, chunk, rows in done]  # type: ignore[misc]

@@ -1,0 +1,144 @@
+"""The forked decode pool: workers take spans from a shared counter and leave their columns in
+shared memory; the chunks equal a serial decode's whichever way the columns travel (shared
+memory, a span too full for its room, no shared mapping at all), a span's error is raised
+(the first span's), and progress counts decoded bytes up to the whole buffer."""
+
+from __future__ import annotations
+
+import dataclasses
+from unittest import mock
+
+import msgspec
+import numpy as np
+import pytest
+
+from traceviz.trace import parallel, shared_columns
+from traceviz.trace.decode import ColumnChunk, decode_span, split_event_array
+from traceviz.trace.parallel import can_fork, decode_spans_parallel
+from traceviz.trace.shared_columns import FIELDS, MIN_EVENT_BYTES, SharedColumns
+
+pytestmark = pytest.mark.skipif(not can_fork(), reason="needs fork")
+
+
+def _events(n: int) -> memoryview:
+    """``n`` kernels, CPU ops and runtime calls with every column set, some ids missing."""
+    rows = []
+    for i in range(n):
+        cat = ("kernel", "cpu_op", "cuda_runtime")[i % 3]
+        args = f', "args": {{"correlation": {i}, "External id": {i // 2}}}' if i % 5 else ""
+        rows.append(f'{{"ph": "X", "cat": "{cat}", "name": "n{i % 7}", "pid": {i % 2}, '
+                    f'"tid": {7 + i % 3}, "ts": {i * 10}, "dur": {i % 4 + 1}{args}}}')
+    return memoryview(bytearray(("[" + ", ".join(rows) + "]").encode()))
+
+
+def _same(a: ColumnChunk, b: ColumnChunk) -> bool:
+    for f in dataclasses.fields(ColumnChunk):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if not (np.array_equal(x, y) and x.dtype == y.dtype if isinstance(x, np.ndarray)
+                else x == y):
+            return False
+    return True
+
+
+def _serial(buf: memoryview, spans: list[tuple[int, int]]) -> list[ColumnChunk]:
+    return [decode_span(buf, *s) for s in spans]
+
+
+def test_parallel_chunks_equal_serial_ones_through_shared_memory() -> None:
+    buf = _events(900)
+    spans = split_event_array(buf, 3_000)
+    assert len(spans) > 8
+    stored = []
+    real_store = SharedColumns.store
+
+    def store(self: SharedColumns, i: int, chunk: ColumnChunk) -> object:
+        out = real_store(self, i, chunk)
+        stored.append(out is not None)
+        return out
+
+    with mock.patch.object(SharedColumns, "store", store):
+        got = decode_spans_parallel(buf, spans, 3)
+    want = _serial(buf, spans)
+    assert len(got) == len(want) and all(_same(g, w) for g, w in zip(got, want, strict=True))
+    # the stores ran in the forked workers, not here; the chunks' columns are views of the
+    # shared mapping
+    assert stored == []
+    assert all(isinstance(getattr(g, f).base, memoryview) for g in got for f, _ in FIELDS)
+
+
+def test_a_span_with_more_rows_than_its_room_comes_back_whole() -> None:
+    buf = _events(600)
+    spans = split_event_array(buf, 2_000)
+    # Room for 1 row per 10 kB: every span overflows and is returned through the pipe.
+    with mock.patch.object(shared_columns, "MIN_EVENT_BYTES", 10_000):
+        got = decode_spans_parallel(buf, spans, 2)
+    want = _serial(buf, spans)
+    assert all(_same(g, w) for g, w in zip(got, want, strict=True))
+    assert not any(isinstance(g.cat.base, memoryview) for g in got)  # unpickled: their own
+
+
+def test_without_a_shared_mapping_the_columns_come_through_the_pipe() -> None:
+    buf = _events(600)
+    spans = split_event_array(buf, 2_000)
+
+    def refused(*_: object) -> None:
+        raise OSError(12, "Cannot allocate memory")
+
+    with mock.patch.object(parallel, "SharedColumns", refused):
+        got = decode_spans_parallel(buf, spans, 3)
+    assert all(_same(g, w) for g, w in zip(got, _serial(buf, spans), strict=True))
+
+
+def test_room_per_span_holds_every_event_of_the_smallest_json() -> None:
+    # The smallest kept event (no ts, dur or name), comma included, is at least
+    # MIN_EVENT_BYTES long: a span of only such events fits its room.
+    one = b'{"ph":"X","cat":"cpu_op"}'
+    assert len(one) + 1 >= MIN_EVENT_BYTES
+    n = 500
+    buf = memoryview(bytearray(b"[" + b",".join([one] * n) + b"]"))
+    spans = [(1, len(buf) - 1)]
+    room = SharedColumns(spans)
+    chunk = decode_span(buf, *spans[0])
+    assert len(chunk.cat) == n and room.capacity[0] >= n
+    stored = room.store(0, chunk)
+    assert stored is not None
+    empty, rows = stored
+    assert rows == n and all(len(getattr(empty, f)) == 0 for f, _ in FIELDS)
+    assert _same(room.load(0, empty, rows), chunk)
+
+
+def test_the_first_failing_span_raises_its_error() -> None:
+    buf = _events(600)
+    spans = split_event_array(buf, 2_000)
+    bad = bytearray(buf)
+    # Break two spans at different offsets into them: span 2's error is the one raised.
+    at5 = bytes(bad).index(b'"pid": ', spans[5][0]) + 7
+    bad[at5 : at5 + 1] = b"@"
+    bad[spans[2][0] + 1 : spans[2][0] + 2] = b"@"
+    with pytest.raises(msgspec.DecodeError) as got:
+        decode_spans_parallel(memoryview(bad), spans, 3)
+    with pytest.raises(msgspec.DecodeError) as want:
+        decode_span(memoryview(bytearray(bad)), *spans[2])
+    with pytest.raises(msgspec.DecodeError) as other:
+        decode_span(memoryview(bytearray(bad)), *spans[5])
+    assert str(got.value) == str(want.value) != str(other.value)
+
+
+def test_progress_counts_decoded_bytes_up_to_the_whole_buffer() -> None:
+    buf = _events(900)
+    spans = split_event_array(buf, 3_000)
+    seen: list[tuple[int, int]] = []
+    decode_spans_parallel(buf, spans, 3, progress=lambda d, t: seen.append((d, t)))
+    assert seen and all(t == len(buf) for _, t in seen)
+    done = [d for d, _ in seen]
+    assert done == sorted(done)
+    assert done[-1] == sum(e - s for s, e in spans)
+
+
+def test_workers_take_every_span_once_whatever_the_worker_count() -> None:
+    buf = _events(300)
+    spans = split_event_array(buf, 1_000)
+    want = _serial(buf, spans)
+    for workers in (1, 2, 5, len(spans) + 3):
+        got = decode_spans_parallel(buf, spans, workers)
+        assert all(_same(g, w) for g, w in zip(got, want, strict=True)), workers
