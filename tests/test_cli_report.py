@@ -47,6 +47,23 @@ def test_json_report_has_the_documented_keys_and_numbers(trace_file: Path, tmp_p
     assert doc["trace"]["devices"][0]["name"] == "Test GPU"
 
 
+def test_an_existing_output_is_refused_before_the_trace_is_read(tmp_path: Path) -> None:
+    """The refusal comes first: a broken trace would otherwise be the error (and a big one
+    would be loaded and analysed only to be refused)."""
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"traceEvents": [')
+    for args, out in ((["-f", "json", "-o", str(tmp_path / "r.json")], tmp_path / "r.json"),
+                      ([], Path("broken.report.html"))):
+        target = out if out.is_absolute() else tmp_path / out
+        target.write_text("keep")
+        r = subprocess.run([sys.executable, "-m", "traceviz", "report", str(broken), *args],
+                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert r.returncode == 1 and "exists; use --force" in r.stderr, r.stderr
+        assert target.read_text() == "keep"
+    r = traceviz("report", str(broken), "-f", "json", "-o", str(tmp_path / "r.json"), "--force")
+    assert r.returncode != 0 and "exists" not in r.stderr  # then the trace's own error
+
+
 def test_existing_output_is_not_overwritten_without_force(trace_file: Path,
                                                           tmp_path: Path) -> None:
     out = tmp_path / "r.json"

@@ -29,6 +29,16 @@ def test_report_on_a_run_dir_writes_its_html_there_and_says_what_to_open(run_dir
     assert out.is_file() and "open it in a browser" in r.stderr and out.as_uri() in r.stderr
 
 
+def test_compare_refuses_an_existing_output_before_reading_the_traces(tmp_path: Path) -> None:
+    broken = tmp_path / "eager.pt.trace.json"
+    broken.write_text("not json")
+    out = tmp_path / "c.json"
+    out.write_text("keep")
+    r = traceviz("compare", str(broken), str(broken), "-f", "json", "-o", str(out))
+    assert r.returncode == 1 and "exists; use --force" in r.stderr, r.stderr
+    assert out.read_text() == "keep"
+
+
 def test_compare_traces_refuses_to_overwrite_without_force(run_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "c.json"
     out.write_text("keep")

@@ -200,6 +200,17 @@ def test_export_command_writes_the_overlay_and_says_where(tmp_path: Path) -> Non
     assert "exists" in again.stderr
 
 
+def test_export_refuses_an_existing_output_before_reading_the_trace(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text("not json")
+    out = tmp_path / "x.json"
+    out.write_text("keep")
+    r = subprocess.run([sys.executable, "-m", "traceviz", "export", str(broken), "-o", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "exists; use --force" in r.stderr, r.stderr
+    assert out.read_text() == "keep"
+
+
 SHARED = shared_hta_traces()
 
 

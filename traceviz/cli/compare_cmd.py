@@ -94,6 +94,17 @@ InputsArg = Annotated[
 ]
 
 
+def refuse_overwrite(fmt: str, out: Path | None, default_html: Path, force: bool) -> None:
+    """Before any work: the file :func:`emit` will write exists and ``--force`` is not given
+    → :class:`~traceviz.errors.OutputExistsError` (a big trace is not loaded and analysed
+    first only to be refused at the end; :func:`emit` checks again, atomically)."""
+    from traceviz.errors import OutputExistsError
+
+    path = out if out is not None else default_html if fmt == "html" else None
+    if path is not None and not force and path.exists():
+        raise OutputExistsError(f"{path} exists; use --force to overwrite it")
+
+
 def emit(payload: str, fmt: str, out: Path | None, default_html: Path, force: bool) -> None:
     """Write ``payload`` to ``out`` (HTML defaults to ``default_html``; others to stdout) and
     say on stderr where it went and what to open next."""
@@ -119,15 +130,20 @@ def comparison_output(
     analysed mode (``--strict``)."""
     from traceviz.analyze.verdicts import parse_thresholds
     from traceviz.api import Comparison
-    from traceviz.report.compare_report import is_run_dir
 
     comparison = Comparison.from_paths(inputs, baseline,
                                        parse_thresholds(thresholds, thresholds_file))
     if health_out is not None:
         health_out.extend(comparison.mode_health())
-    default = (inputs[0] / "report.html" if is_run_dir(inputs[0])
-               else Path("traceviz-compare.html"))
-    return comparison.render(fmt, plotlyjs), default
+    return comparison.render(fmt, plotlyjs), comparison_default(inputs)
+
+
+def comparison_default(inputs: list[Path]) -> Path:
+    """Where a comparison's HTML goes without ``-o``: the run dir's ``report.html``, else
+    ``traceviz-compare.html``."""
+    from traceviz.report.compare_report import is_run_dir
+
+    return inputs[0] / "report.html" if is_run_dir(inputs[0]) else Path("traceviz-compare.html")
 
 
 def print_fitted_comparison(inputs: list[Path], baseline: str | None,
@@ -171,6 +187,7 @@ def compare(
         if strict:
             enforce_strict(health)
         return
+    refuse_overwrite(fmt.value, out, comparison_default(inputs), force)
     payload, default = comparison_output(inputs, baseline, threshold, thresholds_file,
                                          fmt.value, plotlyjs.value, health_out=health)
     emit(payload, fmt.value, out, default, force)

@@ -31,9 +31,11 @@ from traceviz.cli.compare_cmd import (
     ThresholdOpt,
     apply_max_memory,
     apply_workers,
+    comparison_default,
     comparison_output,
     emit,
     print_fitted_comparison,
+    refuse_overwrite,
 )
 from traceviz.cli.errors import fail, user_errors
 from traceviz.cli.strict import StrictOpt, enforce_strict
@@ -199,20 +201,24 @@ def report(
     if rank_traces is None and (dask is not None or allow_missing_ranks):
         raise UsageError("--dask and --allow-missing-ranks apply to rank traces only (several "
                          "trace files, or one directory of them)")
+    stem = target.name.removesuffix(".gz").removesuffix(".json")
+    default = (Path("traceviz-ranks.report.html") if rank_traces is not None
+               else comparison_default([target]) if is_run_dir(target)
+               else Path(f"{stem}.report.html"))
+    refuse_overwrite(fmt.value, out, default, force)
     if rank_traces is not None:
         if hta and urls:
             raise UsageError("--hta reads local trace files, not URLs")
         payload, failed = _rank_set_payload(rank_traces, fmt, plotlyjs.value, workers, dask)
         traces = [Path(t) for t in rank_traces if t not in failed]  # --hta: the analysed ones
-        default = Path("traceviz-ranks.report.html")
     elif is_run_dir(target):
         if fmt is Format.text and out is None and not hta and sys.stdout.isatty():
             print_fitted_comparison([target], baseline, threshold, thresholds_file, health)
             if strict:
                 enforce_strict(health)
             return
-        payload, default = comparison_output([target], baseline, threshold, thresholds_file,
-                                             fmt.value, plotlyjs.value, health_out=health)
+        payload, _ = comparison_output([target], baseline, threshold, thresholds_file,
+                                       fmt.value, plotlyjs.value, health_out=health)
         traces = sorted(target.glob("*.pt.trace.json*"))
     else:
         rendered = _trace_payload(target, fmt, plotlyjs.value,
@@ -224,8 +230,6 @@ def report(
             return
         payload = rendered
         traces = [target]
-        stem = target.name.removesuffix(".gz").removesuffix(".json")
-        default = Path(f"{stem}.report.html")
     if hta:
         payload = _hta_sections(traces, fmt, payload, analyses)
     emit(payload, fmt.value, out, default, force)
