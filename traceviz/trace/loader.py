@@ -85,8 +85,10 @@ def load(path: str | Path, progress: Progress | None = None,
             top, form, notes, chunks = parts
     except RecursionError:
         raise TraceDecodeError(f"{path}: JSON nested too deeply to decode") from None
-    threads = worker_count(workers) if len(data) >= PARALLEL_MIN_BYTES else 1
-    return _build_trace(str(path), on_disk, len(data), gzipped, form, top, chunks, notes,
+    json_bytes = len(data)
+    threads = worker_count(workers) if json_bytes >= PARALLEL_MIN_BYTES else 1
+    del data  # the JSON text is freed before the tables are built (peak memory)
+    return _build_trace(str(path), on_disk, json_bytes, gzipped, form, top, chunks, notes,
                         threads)
 
 
