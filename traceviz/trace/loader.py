@@ -46,6 +46,8 @@ CHUNK_BYTES = 16 * 1024 * 1024
 #: Traces at least this large are read by threads and decoded by worker processes
 #: (:mod:`traceviz.trace.parallel`).
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024
+#: A trace decoded by several workers is cut into at least this many chunks per worker.
+CHUNKS_PER_WORKER = 8
 #: At most this many threads read a plain JSON file.
 READ_THREADS_MAX = 64
 
@@ -294,10 +296,12 @@ def _decode_all(buf: memoryview, path: str, progress: Progress | None,
 
 def _chunk_bytes(total: int, workers: int) -> int:
     """Chunk size for ``workers``: at most :data:`CHUNK_BYTES`, and ``total`` cut into a
-    multiple of ``workers`` chunks, so every worker decodes as many bytes."""
+    multiple of ``workers`` chunks, at least :data:`CHUNKS_PER_WORKER` each. All workers
+    decode at once, each holding one chunk's transient objects (≈ 3× the chunk): smaller
+    chunks keep the peak low at many workers (and the shares even)."""
     if workers <= 1:
         return CHUNK_BYTES
-    rounds = -(-total // (workers * CHUNK_BYTES))
+    rounds = max(CHUNKS_PER_WORKER, -(-total // (workers * CHUNK_BYTES)))
     return max(1, -(-total // (workers * rounds)))
 
 
