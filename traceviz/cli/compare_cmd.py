@@ -70,8 +70,8 @@ MaxMemoryOpt = Annotated[
 WorkersOpt = Annotated[
     int | None,
     typer.Option("--workers", "-j", min=1, metavar="N", help="Processes decoding a big trace "
-                 "and threads analysing it (default: every usable core, decoding capped by "
-                 "memory)."),
+                 "and threads analysing it (at most 8; default: every usable core, decoding "
+                 "capped by memory)."),
 ]
 
 

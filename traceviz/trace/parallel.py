@@ -3,13 +3,15 @@ building and the analysis's numpy work on ``N`` threads (:func:`thread_map`).
 
 Fork lets the workers share the parent's event bytes copy-free; each worker's in-place bracket
 writes (two bytes per chunk, :func:`~traceviz.trace.decode.decode_span`) touch only its own
-copy-on-write pages. Only numpy columns travel back to the parent.
+copy-on-write pages. The workers take chunks from a shared counter and leave their numpy
+columns in a shared mapping (:mod:`~traceviz.trace.shared_columns`); only the rest of each
+chunk (names, metadata rows) travels back through a pipe.
 
 Count (:func:`worker_count`): ``--workers N`` / ``load(workers=N)`` / ``analyze(trace,
-workers=N)`` when given, else every usable core. Decode processes are also capped by memory
-(each holds one chunk's transient objects, at most :data:`WORKER_MEMORY_BYTES`) and by the
-number of chunks (:func:`decode_workers`); small traces decode in-process, where starting
-workers would cost more than it saves.
+workers=N)`` when given, else every usable core (the analysis uses at most 8 threads). Decode
+processes are also capped by memory (each holds one chunk's transient objects, at most
+:data:`WORKER_MEMORY_BYTES`) and by the number of chunks (:func:`decode_workers`); small
+traces decode in-process, where starting workers would cost more than it saves.
 """
 
 from __future__ import annotations
