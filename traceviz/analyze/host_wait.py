@@ -612,6 +612,16 @@ def _chain_sources(path_parent: np.ndarray, path_source: np.ndarray
     return ptr, flat
 
 
+def _on_chains(ptr: np.ndarray, chain: np.ndarray, paths: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Each distinct source on the chain of each of ``paths`` (CSR ``ptr``/``chain`` of
+    :func:`_chain_sources`): (index into ``paths``, source), one row per pair."""
+    count = ptr[paths + 1] - ptr[paths]
+    rep = np.repeat(np.arange(len(paths)), count)
+    first = np.repeat(ptr[paths] - (np.cumsum(count) - count), count)
+    return rep, chain[np.arange(len(rep)) + first]
+
+
 # --- blocks of events, attributed in parallel -----------------------------------------------
 
 #: A thread's events are cut into blocks of at least this many events for the analysis threads.
@@ -818,12 +828,10 @@ class _Work:
         sp_key, sp_ns = _group_sum(self.gap_step[gap] * n_slots + path, ns)
         gp = _distinct(gap * n_slots + path)  # distinct (gap, path slot)
         gp_gap, gp_path = gp // n_slots, gp % n_slots
-        ptr, chain = _chain_sources(np.append(path_parent, -1), slot_label)
-        count = ptr[gp_path + 1] - ptr[gp_path]
-        rep = np.repeat(np.arange(len(gp)), count)
-        first = np.repeat(ptr[gp_path] - (np.cumsum(count) - count), count)
+        rep, on_chain = _on_chains(*_chain_sources(np.append(path_parent, -1), slot_label),
+                                   gp_path)
         self_c, self_s = self._gap_counts(gp_gap, slot_label[gp_path])
-        inc_c, inc_s = self._gap_counts(gp_gap[rep], chain[np.arange(len(rep)) + first])
+        inc_c, inc_s = self._gap_counts(gp_gap[rep], on_chain)
         return _BlockSums(bad, path_parent, slot_label[:-1], levels, path_self_ns,
                           (sp_key // n_slots, sp_key % n_slots, sp_ns), self_c, inc_c,
                           self_s, inc_s)
@@ -924,15 +932,11 @@ def _merge(done: list[_BlockSums], labels: _Labels, g_step: np.ndarray,
                                                                           strict=True)]),
         cat([b.step_path[2] for b in done]))
     sp_step, sp_path = sp_key // n_paths, sp_key % n_paths
-    ptr, chain = _chain_sources(path_parent, path_source)
-    count = ptr[sp_path + 1] - ptr[sp_path]
-    rep = np.repeat(np.arange(len(sp_path)), count)
-    first = np.repeat(ptr[sp_path] - (np.cumsum(count) - count), count)
+    rep, on_chain = _on_chains(*_chain_sources(path_parent, path_source), sp_path)
     # Per (step, source): self = the path's own source, inclusive = each distinct source on
     # its chain.
     s_keys, s_ns = _group_sum(sp_step * n_src + path_source[sp_path], sp_ns)
-    i_keys, i_ns = _group_sum(sp_step[rep] * n_src + chain[np.arange(len(rep)) + first],
-                              sp_ns[rep])
+    i_keys, i_ns = _group_sum(sp_step[rep] * n_src + on_chain, sp_ns[rep])
     all_keys = np.union1d(s_keys, i_keys)
 
     def gap_counts(own: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
