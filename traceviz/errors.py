@@ -6,6 +6,8 @@ anything else escaping is a bug in traceviz.
 
 from __future__ import annotations
 
+import os
+
 
 class TracevizError(Exception):
     """Base class for errors caused by input, not by traceviz itself."""
@@ -27,6 +29,18 @@ class NotATraceError(TracevizError):
 
 class OutputExistsError(TracevizError):
     """Refusing to overwrite an existing output without ``--force``."""
+
+    @classmethod
+    def of(cls, path: object) -> OutputExistsError:
+        """The error for ``path``, worded as every report writer words it."""
+        return cls(f"{path} exists; use --force to overwrite it")
+
+    @classmethod
+    def refuse(cls, path: str | os.PathLike[str] | None, *, force: bool) -> None:
+        """Raise :meth:`of` ``path`` when that file exists and ``force`` is not given
+        (``None``: nothing goes to a file)."""
+        if path is not None and not force and os.path.exists(path):
+            raise cls.of(path)
 
 
 class UsageError(TracevizError):

@@ -16,7 +16,7 @@ import typer
 
 from traceviz.cli.errors import user_errors
 from traceviz.cli.strict import StrictOpt, enforce_strict
-from traceviz.errors import UsageError
+from traceviz.errors import OutputExistsError, UsageError
 
 #: Exit code of ``check`` when an expectation does not hold.
 EXIT_UNMET = 3
@@ -94,15 +94,12 @@ InputsArg = Annotated[
 ]
 
 
-def refuse_overwrite(fmt: str, out: Path | None, default_html: Path, force: bool) -> None:
-    """Before any work: the file :func:`emit` will write exists and ``--force`` is not given
-    → :class:`~traceviz.errors.OutputExistsError` (a big trace is not loaded and analysed
-    first only to be refused at the end; :func:`emit` checks again, atomically)."""
-    from traceviz.errors import OutputExistsError
-
-    path = out if out is not None else default_html if fmt == "html" else None
-    if path is not None and not force and path.exists():
-        raise OutputExistsError(f"{path} exists; use --force to overwrite it")
+def output_path(fmt: str, out: Path | None, default_html: Path) -> Path | None:
+    """Where :func:`emit` writes: ``out``, else ``default_html`` for HTML; ``None``: stdout.
+    Commands refuse an existing one before any work
+    (:meth:`~traceviz.errors.OutputExistsError.refuse`), not after loading a big trace;
+    :func:`emit` checks again, atomically."""
+    return out if out is not None else default_html if fmt == "html" else None
 
 
 def emit(payload: str, fmt: str, out: Path | None, default_html: Path, force: bool) -> None:
@@ -110,10 +107,11 @@ def emit(payload: str, fmt: str, out: Path | None, default_html: Path, force: bo
     say on stderr where it went and what to open next."""
     from traceviz.report.output import write_atomic
 
-    if out is None and fmt != "html":
+    path = output_path(fmt, out, default_html)
+    if path is None:
         sys.stdout.write(payload)
         return
-    written = write_atomic(out or default_html, payload, force=force)
+    written = write_atomic(path, payload, force=force)
     hint = {"html": "open it in a browser", "md": "paste it into a pull-request comment",
             "json": "read it with jq or Python"}.get(fmt, "view it with less -R")
     print(f"wrote {written} ({len(payload.encode()) / 1024:,.0f} KiB); {hint}: "
@@ -187,7 +185,8 @@ def compare(
         if strict:
             enforce_strict(health)
         return
-    refuse_overwrite(fmt.value, out, comparison_default(inputs), force)
+    OutputExistsError.refuse(output_path(fmt.value, out, comparison_default(inputs)),
+                             force=force)
     payload, default = comparison_output(inputs, baseline, threshold, thresholds_file,
                                          fmt.value, plotlyjs.value, health_out=health)
     emit(payload, fmt.value, out, default, force)

@@ -35,12 +35,12 @@ def export(
     """Write TRACE plus overlay tracks (idle gaps by class, step periods, graph replays) in a
     `traceviz` process, to open in Perfetto or chrome://tracing."""
     import traceviz
-    from traceviz.cli.compare_cmd import refuse_overwrite
     from traceviz.cli.progress import load_progress
+    from traceviz.errors import OutputExistsError
     from traceviz.export.perfetto import default_output
 
     target = out or default_output(trace)
-    refuse_overwrite(fmt.value, target, target, force)
+    OutputExistsError.refuse(target, force=force)
     with load_progress(trace) as progress:
         analysis = traceviz.analyze(trace, progress=progress)
     result = analysis.export_perfetto(target, force=force)

@@ -34,8 +34,8 @@ from traceviz.cli.compare_cmd import (
     comparison_default,
     comparison_output,
     emit,
+    output_path,
     print_fitted_comparison,
-    refuse_overwrite,
 )
 from traceviz.cli.errors import fail, user_errors
 from traceviz.cli.strict import StrictOpt, enforce_strict
@@ -171,7 +171,7 @@ def report(
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
     apply_max_memory(max_memory)
     apply_workers(workers)
-    from traceviz.errors import UsageError
+    from traceviz.errors import OutputExistsError, UsageError
     from traceviz.report.compare_report import is_run_dir
     from traceviz.report.ranks_output import rank_trace_paths
     from traceviz.scale.task import is_url
@@ -205,7 +205,7 @@ def report(
     default = (Path("traceviz-ranks.report.html") if rank_traces is not None
                else comparison_default([target]) if is_run_dir(target)
                else Path(f"{stem}.report.html"))
-    refuse_overwrite(fmt.value, out, default, force)
+    OutputExistsError.refuse(output_path(fmt.value, out, default), force=force)
     if rank_traces is not None:
         if hta and urls:
             raise UsageError("--hta reads local trace files, not URLs")

@@ -251,8 +251,7 @@ def write_overlay(trace_path: Path, out: Path, trace: Trace, a: Analysis, *,
                   force: bool = False) -> ExportResult:
     """Write ``trace_path``'s events plus the overlay of ``a`` (its analysis) to ``out``,
     atomically; gzip-compressed when ``out`` ends in ``.gz``."""
-    if out.exists() and not force:
-        raise OutputExistsError(f"{out} exists; use --force to overwrite it")
+    OutputExistsError.refuse(out, force=force)
     if out.exists() and out.resolve() == trace_path.resolve():
         raise UsageError(f"{out}: refusing to overwrite the trace being exported")
     data, _, _ = read_trace_bytes(trace_path)

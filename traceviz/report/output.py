@@ -19,8 +19,7 @@ def write_atomic(path: Path | str, data: str | bytes, *, force: bool = False) ->
     path written.
     """
     path = Path(path)
-    if not force and path.exists():
-        raise OutputExistsError(f"{path} exists; use --force to overwrite it")
+    OutputExistsError.refuse(path, force=force)
     parent = path.parent
     parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
@@ -37,7 +36,7 @@ def write_atomic(path: Path | str, data: str | bytes, *, force: bool = False) ->
             try:
                 os.link(tmp, path)
             except FileExistsError:
-                raise OutputExistsError(f"{path} exists; use --force to overwrite it") from None
+                raise OutputExistsError.of(path) from None
             os.unlink(tmp)
     finally:
         if os.path.exists(tmp):
