@@ -1,11 +1,13 @@
-"""The forked decode pool: workers take spans from a shared counter and leave their columns in
-shared memory; the chunks equal a serial decode's whichever way the columns travel (shared
-memory, a span too full for its room, no shared mapping at all), a span's error is raised
-(the first span's), and progress counts decoded bytes up to the whole buffer."""
+"""The forked worker pool (:class:`ForkedMap`, :func:`process_map`) and the decode on it:
+workers take items from a shared counter and give values in item order; the chunks equal a
+serial decode's whichever way the columns travel (shared memory, a span too full for its room,
+no shared mapping at all), the text is only read, a span's error is raised (the first span's),
+and progress counts decoded bytes up to the whole buffer."""
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from unittest import mock
 
 import msgspec
@@ -14,7 +16,7 @@ import pytest
 
 from traceviz.trace import parallel, shared_columns
 from traceviz.trace.decode import ColumnChunk, decode_span, split_event_array
-from traceviz.trace.parallel import can_fork, decode_spans_parallel
+from traceviz.trace.parallel import ForkedMap, can_fork, decode_spans_parallel, process_map
 from traceviz.trace.shared_columns import FIELDS, MIN_EVENT_BYTES, SharedColumns
 
 pytestmark = pytest.mark.skipif(not can_fork(), reason="needs fork")
@@ -142,3 +144,45 @@ def test_workers_take_every_span_once_whatever_the_worker_count() -> None:
     for workers in (1, 2, 5, len(spans) + 3):
         got = decode_spans_parallel(buf, spans, workers)
         assert all(_same(g, w) for g, w in zip(got, want, strict=True)), workers
+
+
+def test_decode_workers_only_read_the_text() -> None:
+    buf = _events(600)
+    spans = split_event_array(buf, 2_000)
+    want = _serial(buf, spans)
+    frozen = memoryview(bytes(buf))  # read-only: a write in place would raise
+    got = decode_spans_parallel(frozen, spans, 3)
+    assert all(_same(g, w) for g, w in zip(got, want, strict=True))
+
+
+def _pid(i: int) -> tuple[int, int]:
+    return i, os.getpid()
+
+
+def test_forked_map_gives_values_in_item_order_from_child_processes() -> None:
+    with ForkedMap(_pid, 50, 3) as pool:
+        got = pool.wait()
+    assert [i for i, _ in got] == list(range(50))
+    assert os.getpid() not in {pid for _, pid in got}
+
+
+def _fail_at_7_and_3(i: int) -> int:
+    if i in (3, 7):
+        raise ValueError(f"item {i}")
+    return i
+
+
+def test_forked_map_raises_the_first_failing_items_error() -> None:
+    with ForkedMap(_fail_at_7_and_3, 10, 4) as pool, pytest.raises(ValueError, match="item 3"):
+        pool.wait()
+
+
+def test_process_map_uses_threads_where_processes_cannot_fork() -> None:
+    with mock.patch.object(parallel, "can_fork", lambda: False):
+        got = process_map(_pid, 20, 3)
+    assert [i for i, _ in got] == list(range(20))
+    assert {pid for _, pid in got} == {os.getpid()}
+    forked = process_map(_pid, 20, 3)
+    assert [i for i, _ in forked] == list(range(20))
+    assert os.getpid() not in {pid for _, pid in forked}
+    assert {pid for _, pid in process_map(_pid, 20, 1)} == {os.getpid()}

@@ -1,7 +1,8 @@
-"""Host-wait attribution cut into blocks of events on several threads gives exactly the
-single-thread answer: on random nested traces (equal timestamps at every boundary, touching
-events, improperly nested children, compiled regions, two CPU threads) and on real traces,
-with blocks forced down to a few events so that every possible cut is used."""
+"""Host-wait attribution cut into blocks of events, attributed in several forked processes or
+on several threads (where processes cannot fork), gives exactly the single-worker answer: on
+random nested traces (equal timestamps at every boundary, touching events, improperly nested
+children, compiled regions, two CPU threads) and on real traces, with blocks forced down to a
+few events so that every possible cut is used."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import traceviz
 from tests.kineto import BWD_TID, CPU_TID, TraceBuilder
 from traceviz.analyze.host_wait import HostWaitSources, _blocks, _Events, _Tails, _Windows
 from traceviz.report.jsonout import analysis_to_dict
+from traceviz.trace import parallel
 
 # ``traceviz.analyze`` is also the API's function: reach the module itself.
 hw = importlib.import_module("traceviz.analyze.host_wait")
@@ -95,17 +97,42 @@ def tiny_blocks(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     return seen
 
 
+@pytest.fixture(params=["processes", "threads"])
+def workers_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+                 ) -> tuple[str, list[int]]:
+    """Several workers are forked processes, or threads where processes cannot fork; records
+    the item count of each forked map."""
+    forked: list[int] = []
+    if request.param == "threads":
+        monkeypatch.setattr(parallel, "can_fork", lambda: False)
+
+    class Recorded(parallel.ForkedMap):
+        def __init__(self, fn: object, count: int, workers: int) -> None:
+            forked.append(count)
+            super().__init__(fn, count, workers)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parallel, "ForkedMap", Recorded)
+    return request.param, forked
+
+
 @pytest.mark.parametrize("seed", range(40))
-def test_blocks_on_threads_give_the_single_thread_answer(seed: int, tmp_path: Path,
-                                                         tiny_blocks: list[tuple[int, int]]
-                                                         ) -> None:
+def test_blocks_on_several_workers_give_the_single_worker_answer(
+        seed: int, tmp_path: Path, tiny_blocks: list[tuple[int, int]],
+        workers_kind: tuple[str, list[int]]) -> None:
     trace = traceviz.load(random_trace(seed).write(tmp_path / "t.json"))
-    one = traceviz.analyze(trace, workers=1).host_wait_sources
-    assert tiny_blocks == [(1, 0)] * len(tiny_blocks)  # one block per thread on one thread
+    whole = traceviz.analyze(trace, workers=1)
+    assert tiny_blocks == [(1, 0)] * len(tiny_blocks)  # one block per thread on one worker
+    kind, forked = workers_kind
+    assert forked == []
     tiny_blocks.clear()
-    many = traceviz.analyze(trace, workers=3).host_wait_sources
+    cut = traceviz.analyze(trace, workers=3)
+    one, many = whole.host_wait_sources, cut.host_wait_sources
     assert one is not None and many is not None
     assert fields_equal(one, many)
+    assert analysis_to_dict(trace, whole) == analysis_to_dict(trace, cut)
+    blocks = sum(n for n, _ in tiny_blocks)
+    # Cut into blocks: the other metrics, then every block, on one forked map.
+    assert forked == ([8 + blocks] if kind == "processes" and blocks > 1 else [])
 
 
 def test_random_traces_are_cut_into_many_blocks(tmp_path: Path,
@@ -135,8 +162,8 @@ def _real_traces() -> list[Path]:
 
 
 @pytest.mark.parametrize("path", _real_traces(), ids=lambda p: p.name)
-def test_real_trace_reports_do_not_depend_on_analysis_threads(
-        path: Path, tiny_blocks: list[tuple[int, int]]) -> None:
+def test_real_trace_reports_do_not_depend_on_analysis_workers(
+        path: Path, tiny_blocks: list[tuple[int, int]], workers_kind: list[int]) -> None:
     trace = traceviz.load(path)
     docs = [msgspec.json.encode(analysis_to_dict(trace, traceviz.analyze(trace, workers=w)))
             for w in (1, 4)]

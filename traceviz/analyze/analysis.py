@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from functools import partial
 from itertools import pairwise
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -14,7 +14,7 @@ from traceviz.analyze.compile_structure import compile_structure
 from traceviz.analyze.families import family_of_name, parse_triton_name
 from traceviz.analyze.gaps import StepTimeline, gap_stats, step_timeline
 from traceviz.analyze.graphs import graph_replays
-from traceviz.analyze.host_wait import host_wait_sources, nesting_health
+from traceviz.analyze.host_wait import nesting_health, plan_host_wait
 from traceviz.analyze.intervals import union_length
 from traceviz.analyze.links import Links, link_launches
 from traceviz.analyze.model import (
@@ -37,10 +37,8 @@ from traceviz.analyze.validity import (
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.trace.pages import small_pages
-from traceviz.trace.parallel import worker_count
+from traceviz.trace.parallel import process_map, worker_count
 from traceviz.vocab import Category, GapClass, LaunchKind
-
-T = TypeVar("T")
 
 TOP_KERNELS = 25
 #: At most this many analysis threads, whatever ``workers`` says: on the 16-core benchmark VM
@@ -57,8 +55,10 @@ def analyze(trace: Trace, *, workers: int | None = None) -> Analysis:
 
     Events with invalid values are excluded first (:func:`screen_values`); the per-row arrays
     of the result (``activity_step``, ``activity_family``, ``gaps.activity``) still index the
-    rows of ``trace.gpu``, excluded rows included. ``workers``: threads for the host-wait
-    attribution, which also runs beside the other metrics when more than one (default:
+    rows of ``trace.gpu``, excluded rows included. ``workers``: on a trace large enough to cut
+    into host-wait blocks, the blocks and the other metrics are computed by this many forked
+    processes (threads where processes cannot fork;
+    :func:`~traceviz.trace.parallel.process_map`; default:
     :func:`~traceviz.trace.parallel.worker_count`; at most :data:`ANALYSIS_THREADS_MAX`); the
     result does not depend on it.
     """
@@ -77,51 +77,42 @@ def _analyze_screened(screened: Screened, threads: int) -> Analysis:
         links.launch_row >= 0, launch_step[np.maximum(links.launch_row, 0)] if len(rt) else -1, -1
     ).astype(np.int32)
     timeline = step_timeline(trace, links, activity_step, len(steps))
-    host_wait = _beside(threads, host_wait_sources, trace, links, timeline.gaps, steps.names,
-                        threads)
     step_rows = _step_metrics(trace, links, steps, launch_step, activity_step, timeline)
     families = _activity_families(trace, links)
     triton_count = int(np.count_nonzero(families == "triton"))
-    replays = graph_replays(trace, links, steps, launch_step)
-    totals = replace(_totals(trace, links, steps, step_rows, activity_step, triton_count),
-                     excluded_events=screened.excluded_events)
-    stats = gap_stats(timeline.gaps, steps.names)
-    kernel_families = _family_rows(gpu, families)
-    top_kernels = _top_kernels(gpu, families)
-    triton_kernels = _triton_rows(gpu, families)
-    compile_ = compile_structure(trace, links, steps, launch_step, triton_count)
-    health = _health(screened, links, steps, step_rows, activity_step)
-    sources = host_wait()
+    plan = plan_host_wait(trace, links, timeline.gaps, steps.names, threads)
+    # The remaining metrics, then the host-wait blocks: one parallel map over all of them when
+    # the trace is large enough to be cut into blocks.
+    metrics: dict[str, Callable[[], Any]] = {
+        "stats": lambda: gap_stats(timeline.gaps, steps.names),
+        "top_kernels": lambda: _top_kernels(gpu, families),
+        "compile": lambda: compile_structure(trace, links, steps, launch_step, triton_count),
+        "health": lambda: _health(screened, links, steps, step_rows, activity_step),
+        "totals": lambda: _totals(trace, links, steps, step_rows, activity_step, triton_count),
+        "kernel_families": lambda: _family_rows(gpu, families),
+        "triton_kernels": lambda: _triton_rows(gpu, families),
+        "replays": lambda: graph_replays(trace, links, steps, launch_step),
+    }
+    jobs = [*metrics.values(), *(partial(plan.attribute, i) for i in range(len(plan.blocks)))]
+    done = process_map(lambda i: jobs[i](), len(jobs), threads if len(plan.blocks) > 1 else 1)
+    got = dict(zip(metrics, done, strict=False))
+    sources = plan.merge(done[len(metrics):])
     return Analysis(
         steps=step_rows,
         gaps=timeline.gaps,
-        gap_stats=stats,
-        graph_replays=replays,
-        kernel_families=kernel_families,
-        top_kernels=top_kernels,
-        triton_kernels=triton_kernels,
-        compile=compile_,
-        health=health + nesting_health(sources),
-        totals=totals,
+        gap_stats=got["stats"],
+        graph_replays=got["replays"],
+        kernel_families=got["kernel_families"],
+        top_kernels=got["top_kernels"],
+        triton_kernels=got["triton_kernels"],
+        compile=got["compile"],
+        health=got["health"] + nesting_health(sources),
+        totals=replace(got["totals"], excluded_events=screened.excluded_events),
         per_step=_per_step(step_rows),
         activity_step=activity_step,
         activity_family=families,
         host_wait_sources=sources,
     )
-
-
-def _beside(threads: int, fn: Callable[..., T], *args: Any) -> Callable[[], T]:
-    """``fn(*args)`` on a thread of its own, beside the caller, when ``threads > 1`` (its
-    numpy work releases the GIL), else right now; the returned call gives its value (or
-    raises its error)."""
-    if threads <= 1:
-        value = fn(*args)
-        return lambda: value
-    pool = ThreadPoolExecutor(1, thread_name_prefix="traceviz-analysis")
-    try:
-        return pool.submit(fn, *args).result
-    finally:
-        pool.shutdown(wait=False)  # its thread ends with the task
 
 
 def _step_metrics(

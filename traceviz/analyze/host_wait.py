@@ -23,14 +23,14 @@ events opened before minus events closed by the start, parent = the previous eve
 up), the block's timeline is cut into elementary intervals with a constant innermost event, and
 the windows are intersected with those intervals by ``searchsorted``. Each block also labels
 its events, interns its call paths and sums its pieces per path and per (step, path), so the
-merge (:func:`_merge`) works on call paths, never on pieces. Blocks run on the analysis
-threads; Python loops run over blocks, nesting depth and call paths only.
+merge (:func:`_merge`) works on call paths, never on pieces. Blocks run in forked worker
+processes, or on threads where processes cannot fork (:class:`HostWaitPlan`); Python loops run
+over blocks, nesting depth and call paths only.
 """
 
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -39,7 +39,7 @@ import numpy as np
 from traceviz.analyze.links import Links
 from traceviz.analyze.model import GapTable, HealthWarning
 from traceviz.trace import Trace
-from traceviz.trace.parallel import thread_map
+from traceviz.trace.parallel import process_map, thread_map
 from traceviz.vocab import (
     COMPILED_FX_GRAPH_PREFIX,
     COMPILED_REGION,
@@ -722,44 +722,35 @@ def _blocks(ev: _Events, lo: int, hi: int, count: int, windows: _Windows, tails:
 
 
 class _Labels:
-    """Label ids shared by the blocks: each distinct label (:func:`_region_label` of an
-    event's (region, CompiledFxGraph, name) codes, or :data:`UNTRACED`) gets one id, in the
-    order first met (the blocks run at once; the merge sorts the labels into source ids)."""
+    """One block's label ids: each distinct label (:func:`_region_label` of an event's
+    (region, CompiledFxGraph, name) codes, or :data:`UNTRACED`) gets one id, in the order
+    first met (the merge maps every block's labels onto the sorted sources)."""
 
     def __init__(self, names: list[str]) -> None:
         self.names = names
         self.ids: dict[str, int] = {}
-        self._by_codes: dict[tuple[int, int, int], int] = {}
-        self._lock = threading.Lock()
 
     def of(self, region: np.ndarray, fx: np.ndarray, name: np.ndarray) -> np.ndarray:
         """Label id per event, from its code arrays (one label per distinct triple)."""
         r, f, rf = _unique_pairs(region, fx)
         rfi, own, inv = _unique_pairs(rf, name)
         triples = zip(r[rfi].tolist(), f[rfi].tolist(), own.tolist(), strict=True)
-        with self._lock:
-            ids = [self._id(t) for t in triples]
+        ids = [self.ids.setdefault(_region_label(self.names, *t), len(self.ids))
+               for t in triples]
         return np.array(ids, np.int64)[inv] if ids else np.zeros(0, np.int64)
 
-    def _id(self, codes: tuple[int, int, int]) -> int:
-        got = self._by_codes.get(codes)
-        if got is None:
-            label = _region_label(self.names, *codes)
-            got = self._by_codes[codes] = self.ids.setdefault(label, len(self.ids))
-        return got
-
     def untraced(self) -> int:
-        with self._lock:
-            return self.ids.setdefault(UNTRACED, len(self.ids))
+        return self.ids.setdefault(UNTRACED, len(self.ids))
 
 
 @dataclass(frozen=True)
 class _BlockSums:
-    """One block's attributed time, summed over its pieces, on call paths local to the block
-    (label ids of :class:`_Labels`; the last path slot, ``len(path_parent)``, is the untraced
-    path). Gap counts are (step, label, gaps) for the gaps only this block has time of, and
-    the distinct (gap, label) pairs of the gaps it shares with other blocks."""
+    """One block's attributed time, summed over its pieces, on call paths and labels local to
+    the block (the last path slot, ``len(path_parent)``, is the untraced path). Gap counts are
+    (step, label, gaps) for the gaps only this block has time of, and the distinct
+    (gap, label) pairs of the gaps it shares with other blocks."""
 
+    labels: tuple[str, ...]  # per label id
     bad: int  # improperly nested events
     path_parent: np.ndarray  # per local path: its parent local path, -1 root
     path_label: np.ndarray  # per local path: its label id
@@ -774,14 +765,14 @@ class _BlockSums:
 
 @dataclass(frozen=True)
 class _Work:
-    """What every block needs: the events, the region name tables (per name code: whether it
-    names a compiled region / a CompiledFxGraph call; ``None``: the trace names neither), the
-    shared labels, the step of each gap and which gaps have time in more than one block."""
+    """What every block needs: the events and their names, the region name tables (per name
+    code: whether it names a compiled region / a CompiledFxGraph call; ``None``: the trace
+    names neither), the step of each gap and which gaps have time in more than one block."""
 
     ev: _Events
+    names: list[str]
     region_lut: np.ndarray | None
     fx_lut: np.ndarray | None
-    labels: _Labels
     gap_step: np.ndarray
     shared: np.ndarray
 
@@ -808,17 +799,18 @@ class _Work:
                 else _region_keys(name, nest, self.region_lut, self.fx_lut))
         none = np.full(len(nodes), -1, np.int64)
         label = np.full(len(name), -1, np.int64)
-        label[nodes] = self.labels.of(keys[0][nodes] if keys else none,
-                                      keys[1][nodes] if keys else none, name[nodes])
+        labels = _Labels(self.names)
+        label[nodes] = labels.of(keys[0][nodes] if keys else none,
+                                 keys[1][nodes] if keys else none, name[nodes])
         path_of, path_parent, path_label, levels = _paths(nodes, nest.parent, nest.depth, label)
-        untraced = self.labels.untraced() if (leaf < 0).any() else -1
+        untraced = labels.untraced() if (leaf < 0).any() else -1
         slot = np.append(path_of, len(path_parent))  # leaf -1 → the untraced slot
-        return self._sums(nest.bad, gap, slot[leaf], ns, path_parent,
+        return self._sums(tuple(labels.ids), nest.bad, gap, slot[leaf], ns, path_parent,
                           np.append(path_label, untraced), levels)
 
-    def _sums(self, bad: int, gap: np.ndarray, path: np.ndarray, ns: np.ndarray,
-              path_parent: np.ndarray, slot_label: np.ndarray, levels: np.ndarray
-              ) -> _BlockSums:
+    def _sums(self, labels: tuple[str, ...], bad: int, gap: np.ndarray, path: np.ndarray,
+              ns: np.ndarray, path_parent: np.ndarray, slot_label: np.ndarray,
+              levels: np.ndarray) -> _BlockSums:
         """Sum the pieces ``(gap, path slot, ns)`` per path and per (step, path); count the
         gaps per (step, label): the self view counts a gap once per label of its pieces'
         paths, the inclusive view once per label on those paths' chains."""
@@ -832,7 +824,7 @@ class _Work:
                                    gp_path)
         self_c, self_s = self._gap_counts(gp_gap, slot_label[gp_path])
         inc_c, inc_s = self._gap_counts(gp_gap[rep], on_chain)
-        return _BlockSums(bad, path_parent, slot_label[:-1], levels, path_self_ns,
+        return _BlockSums(labels, bad, path_parent, slot_label[:-1], levels, path_self_ns,
                           (sp_key // n_slots, sp_key % n_slots, sp_ns), self_c, inc_c,
                           self_s, inc_s)
 
@@ -857,8 +849,36 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
                       step_names: tuple[str, ...], threads: int = 1) -> HostWaitSources:
     """Attribute every ``host_wait`` / ``sync_wait`` gap to the CPU events open on the thread
     of the launch call that ends it (definitions in the module docstring). ``threads``: the
-    blocks of events (:func:`_blocks`) are nested, attributed and summed on this many threads
-    (numpy releases the GIL in its sorts and searches); the result does not depend on it."""
+    blocks of events are attributed by this many workers (:func:`plan_host_wait`,
+    :func:`~traceviz.trace.parallel.process_map`); the result does not depend on it."""
+    plan = plan_host_wait(trace, links, gaps, step_names, threads)
+    return plan.merge(process_map(plan.attribute, len(plan.blocks), threads))
+
+
+@dataclass(frozen=True)
+class HostWaitPlan:
+    """The attribution cut into blocks (:func:`_blocks`): ``attribute(i)`` nests, attributes
+    and sums block ``i``, on any thread or forked process; ``merge`` joins the blocks' sums
+    (all of them, in block order) into the result."""
+
+    blocks: list[_Block]
+    work: _Work
+    step_names: tuple[str, ...]
+    step_total: np.ndarray
+    has_stacks: bool
+
+    def attribute(self, i: int) -> _BlockSums:
+        return self.work.attribute(self.blocks[i])
+
+    def merge(self, done: list[_BlockSums]) -> HostWaitSources:
+        return _merge(done, self.work.gap_step, self.step_names, self.step_total,
+                      len(self.work.gap_step), self.has_stacks)
+
+
+def plan_host_wait(trace: Trace, links: Links, gaps: GapTable, step_names: tuple[str, ...],
+                   threads: int = 1) -> HostWaitPlan:
+    """Gather each CPU thread's events (on ``threads`` threads) and cut them into blocks:
+    one per CPU thread for one worker, else about :data:`BLOCKS_PER_THREAD` per worker."""
     rt = trace.runtime
     n_steps = len(step_names)
     has_stacks = trace.meta.category_counts.get("python_function", 0) > 0
@@ -884,36 +904,35 @@ def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
     for c in np.flatnonzero(used).tolist():
         region_lut[c] = COMPILED_REGION.match(names[c]) is not None
         fx_lut[c] = names[c].startswith(COMPILED_FX_GRAPH_PREFIX)
-    blocks: list[_Block] = []
-    shared = np.zeros(len(rows), bool)  # gaps with time in more than one block
-    for k in range(len(pairs)):
+
+    def cut(k: int) -> tuple[list[_Block], np.ndarray]:
+        """CPU thread ``k``'s blocks, and its gaps with time in more than one of them."""
         gi = np.flatnonzero(g_thread == k)
         win, tail = split[gi] > gs[gi], ge[gi] > split[gi]
         lo, hi = int(ev.offsets[k]), int(ev.offsets[k + 1])
-        cut, across = _blocks(ev, lo, hi, _block_count(hi - lo, threads),
-                              _Windows(gi[win], gs[gi][win], split[gi][win]),
-                              _Tails(gi[tail], ls[gi][tail], ge[gi][tail] - split[gi][tail]))
-        blocks += cut
+        return _blocks(ev, lo, hi, _block_count(hi - lo, threads),
+                       _Windows(gi[win], gs[gi][win], split[gi][win]),
+                       _Tails(gi[tail], ls[gi][tail], ge[gi][tail] - split[gi][tail]))
+
+    blocks: list[_Block] = []
+    shared = np.zeros(len(rows), bool)  # gaps with time in more than one block
+    for got, across in thread_map(cut, range(len(pairs)), threads):
+        blocks += got
         shared[across] = True
-    labels = _Labels(names)
-    g_step = gaps.step[rows].astype(np.int64)
     regions = bool(region_lut.any() or fx_lut.any())
-    work = _Work(ev, region_lut if regions else None, fx_lut if regions else None, labels,
-                 g_step, shared)
-    done = thread_map(work.attribute, blocks, threads)
-    return _merge(done, labels, g_step, step_names, step_total, len(rows), has_stacks)
+    work = _Work(ev, names, region_lut if regions else None, fx_lut if regions else None,
+                 gaps.step[rows].astype(np.int64), shared)
+    return HostWaitPlan(blocks, work, step_names, step_total, has_stacks)
 
 
-def _merge(done: list[_BlockSums], labels: _Labels, g_step: np.ndarray,
-           step_names: tuple[str, ...], step_total: np.ndarray, n_gaps: int, has_stacks: bool
-           ) -> HostWaitSources:
+def _merge(done: list[_BlockSums], g_step: np.ndarray, step_names: tuple[str, ...],
+           step_total: np.ndarray, n_gaps: int, has_stacks: bool) -> HostWaitSources:
     """The blocks' sums on one set of call paths and sources (the merge works on paths and
     (step, path) sums, never on pieces)."""
-    sources = sorted(labels.ids)
+    sources = sorted({label for b in done for label in b.labels})
     rank = {s: i for i, s in enumerate(sources)}
-    sid_of = np.zeros(max(len(sources), 1), np.int64)  # label id -> source id
-    for label, i in labels.ids.items():
-        sid_of[i] = rank[label]
+    # Per block: label id -> source id.
+    sid_of = [np.array([rank[label] for label in b.labels] or [0], np.int64) for b in done]
     path_parent, path_source, global_of = _global_paths(done, sid_of)
     untraced = rank.get(UNTRACED, -1)
     if untraced >= 0:  # time with no open event: a root path of its own, numbered last
@@ -944,9 +963,10 @@ def _merge(done: list[_BlockSums], labels: _Labels, g_step: np.ndarray,
         """Gaps per (step, source), on ``all_keys``: the blocks' own counts plus the distinct
         (gap, source) pairs of shared gaps. Every piece has ns > 0, so the keys with gaps
         are those with ns."""
-        keys = cat([s * n_src + sid_of[lab] for s, lab, _ in own])
+        keys = cat([s * n_src + sid[lab] for (s, lab, _), sid in zip(own, sid_of, strict=True)])
         counts = cat([c for _, _, c in own])
-        pairs = _distinct(cat([gap * n_src + sid_of[lab] for gap, lab in shared]))
+        pairs = _distinct(cat([gap * n_src + sid[lab]
+                               for (gap, lab), sid in zip(shared, sid_of, strict=True)]))
         k2, c2 = _step_gap_counts(pairs, g_step, n_src)
         keys, counts = _group_sum(np.concatenate([keys, k2]), np.concatenate([counts, c2]))
         return spread(keys, counts)
@@ -976,12 +996,13 @@ def _merge(done: list[_BlockSums], labels: _Labels, g_step: np.ndarray,
     )
 
 
-def _global_paths(done: list[_BlockSums], sid_of: np.ndarray
+def _global_paths(done: list[_BlockSums], sid_of: list[np.ndarray]
                   ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
     """Intern the blocks' call paths as one set, level by level: the distinct (parent path,
     source) pairs of a level, sorted, are numbered after the levels above (so a parent's id is
-    below its children's). Returns (parent path and source per path; per block, the global
-    path of each local one)."""
+    below its children's). ``sid_of``: per block, the source id of each of its labels.
+    Returns (parent path and source per path; per block, the global path of each local
+    one)."""
     global_of = [np.full(len(b.path_parent), -1, np.int64) for b in done]
     parents, sources = [], []
     n = 0
@@ -990,7 +1011,8 @@ def _global_paths(done: list[_BlockSums], sid_of: np.ndarray
                  for b in done]
         par = [np.where(b.path_parent[lo:hi] >= 0, g[np.maximum(b.path_parent[lo:hi], 0)], -1)
                for b, g, (lo, hi) in zip(done, global_of, spans, strict=True)]
-        src = [sid_of[b.path_label[lo:hi]] for b, (lo, hi) in zip(done, spans, strict=True)]
+        src = [sid[b.path_label[lo:hi]] for b, sid, (lo, hi) in zip(done, sid_of, spans,
+                                                                  strict=True)]
         u_par, u_src, inv = _unique_pairs(np.concatenate(par), np.concatenate(src))
         at = 0
         for g, (lo, hi) in zip(global_of, spans, strict=True):

@@ -358,6 +358,15 @@ def decode_span(buf: memoryview, start: int, end: int) -> ColumnChunk:
         buf[start - 1], buf[end] = before, after
 
 
+def decode_span_copy(buf: bytes | memoryview, start: int, end: int) -> ColumnChunk:
+    """Decode the events ``buf[start:end]`` from a bracketed copy, leaving ``buf`` untouched:
+    for a buffer that other processes read at once (:func:`decode_span` writes in place)."""
+    piece = bytearray(end - start + 2)
+    piece[0], piece[-1] = 0x5B, 0x5D
+    piece[1:-1] = buf[start:end]
+    return decode_chunk(piece)
+
+
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _LEADING_WS = re.compile(rb"\s*")
 

@@ -31,7 +31,7 @@ from traceviz.trace.parallel import (
     thread_map,
     worker_count,
 )
-from traceviz.trace.source import read_trace_bytes, too_large
+from traceviz.trace.source import TraceBytes, free_beside, read_trace_bytes, too_large
 from traceviz.trace.tables import DeviceInfo, Trace, TraceMeta, comms_from_chunks
 from traceviz.vocab import (
     CPU_CATEGORIES,
@@ -89,9 +89,14 @@ def load(path: str | Path, progress: Progress | None = None,
         raise TraceDecodeError(f"{path}: JSON nested too deeply to decode") from None
     json_bytes = len(data)
     threads = worker_count(workers) if json_bytes >= PARALLEL_MIN_BYTES else 1
-    del data  # the JSON text is freed before the tables are built (peak memory)
-    return _build_trace(str(path), on_disk, json_bytes, gzipped, form, top, chunks, notes,
-                        threads)
+    box = [data]
+    del data
+    freed = free_beside(box)  # as the tables are built (their memory replaces the text's)
+    try:
+        return _build_trace(str(path), on_disk, json_bytes, gzipped, form, top, chunks,
+                            notes, threads)
+    finally:
+        freed()
 
 
 # --- top level -------------------------------------------------------------------------------
@@ -108,7 +113,7 @@ SKELETON_BYTES = 1024 * 1024
 SKELETON_TRIES = 16
 
 
-def _split_and_decode_fast(data: bytearray, path: str, progress: Progress | None,
+def _split_and_decode_fast(data: TraceBytes, path: str, progress: Progress | None,
                            workers: int | None
                            ) -> tuple[dict[str, Any], str, list[str], list[ColumnChunk]] | None:
     """Split a big object-form trace without a serial pass over its events; ``None`` when
@@ -154,7 +159,7 @@ def _split_and_decode_fast(data: bytearray, path: str, progress: Progress | None
     return None
 
 
-def _last_events_decode(data: bytearray, start: int, end: int) -> bool:
+def _last_events_decode(data: TraceBytes, start: int, end: int) -> bool:
     """Whether the events in the final :data:`SKELETON_BYTES` before ``end`` (from the first
     ``}, {`` there; the whole array when it is shorter) decode: a cheap probe that rejects a
     wrong array end — one that takes later top-level members in — before the full decode."""
@@ -193,7 +198,7 @@ def _top_values(raw_top: dict[str, msgspec.Raw], notes: list[str]) -> dict[str, 
 
 
 def _split_top_level(
-    data: bytearray, path: str, limit: tuple[int, str]
+    data: TraceBytes, path: str, limit: tuple[int, str]
 ) -> tuple[dict[str, Any], memoryview, str, list[str]]:
     """Return the decoded top-level metadata, a writable view of ``traceEvents`` in ``data``,
     and the form."""
@@ -233,7 +238,7 @@ def _split_top_level(
     return top, events_buf, "object", notes
 
 
-def _view_into(data: bytearray, raw: msgspec.Raw) -> memoryview:
+def _view_into(data: TraceBytes, raw: msgspec.Raw) -> memoryview:
     """A writable view of ``data`` covering ``raw`` (msgspec's zero-copy slice of it)."""
     offset = _offset_in(data, raw)
     if offset >= 0:
@@ -241,7 +246,7 @@ def _view_into(data: bytearray, raw: msgspec.Raw) -> memoryview:
     return memoryview(bytearray(raw))  # pragma: no cover - msgspec copied the value
 
 
-def _repair(data: bytearray, path: str, exc: Exception, notes: list[str],
+def _repair(data: TraceBytes, path: str, exc: Exception, notes: list[str],
             limit: tuple[int, str]) -> bytearray:
     """Second chance for JSON that Kineto wrote invalid: control characters in names
     (``strict=False``) and bare ``N/A`` / ``inf`` / ``nan`` tokens; invalid UTF-8 becomes

@@ -1,11 +1,13 @@
-"""``--workers N``: decode event chunks in ``N`` forked worker processes, and run table
-building and the analysis's numpy work on ``N`` threads (:func:`thread_map`).
+"""``--workers N``: decode event chunks, and attribute the host-wait blocks, in ``N`` forked
+worker processes (:class:`ForkedMap`); run table building and other numpy work on ``N``
+threads (:func:`thread_map`).
 
-Fork lets the workers share the parent's event bytes copy-free; each worker's in-place bracket
-writes (two bytes per chunk, :func:`~traceviz.trace.decode.decode_span`) touch only its own
-copy-on-write pages. The workers take chunks from a shared counter and leave their numpy
-columns in a shared mapping (:mod:`~traceviz.trace.shared_columns`); only the rest of each
-chunk (names, metadata rows) travels back through a pipe.
+Fork lets the workers read the parent's event bytes and tables copy-free. The loader reads a
+big trace into a shared mapping (``traceviz.trace.source``), whose page tables a fork does not
+copy; the decode workers therefore read it and never write it (each decodes a bracketed copy of
+its chunk), take chunks from a shared counter and leave their numpy columns in another shared
+mapping (:mod:`~traceviz.trace.shared_columns`); only the rest of each chunk (names, metadata
+rows) travels back through a pipe.
 
 Count (:func:`worker_count`): ``--workers N`` / ``load(workers=N)`` / ``analyze(trace,
 workers=N)`` when given, else every usable core (the analysis uses at most 8 threads). Decode
@@ -18,11 +20,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from traceviz.errors import UsageError
-from traceviz.trace.decode import ColumnChunk, decode_span
+from traceviz.trace.decode import ColumnChunk, decode_span_copy
 from traceviz.trace.limits import available_memory_bytes
 from traceviz.trace.shared_columns import SharedColumns
 
@@ -37,7 +38,6 @@ START_WAIT_S = 1.0
 T = TypeVar("T")
 R = TypeVar("R")
 
-_SHARED: memoryview | None = None  # the parent's event bytes, inherited by forked workers
 _override: int | None = None
 
 
@@ -91,58 +91,105 @@ def thread_map(fn: Callable[[T], R], items: Iterable[T], threads: int) -> list[R
 
 
 def can_fork() -> bool:
-    """Whether decode workers can start here (they share the bytes through ``fork``)."""
+    """Whether worker processes can be forked here: the platform forks, and this process is
+    no daemon (a pool's worker, whose children multiprocessing refuses)."""
     import multiprocessing as mp
 
-    return "fork" in mp.get_all_start_methods()
+    return "fork" in mp.get_all_start_methods() and not mp.current_process().daemon
 
 
-@dataclass(frozen=True)
-class _Job:
-    """What forked decode workers share: the spans, the next span to take, the bytes decoded
-    so far (for progress), and where the columns go (``None``: back through the pipe)."""
-
-    spans: list[tuple[int, int]]
-    next_span: Any  # multiprocessing.Value("q")
-    done_bytes: Any  # multiprocessing.Value("q")
-    columns: SharedColumns | None
+#: ForkedMap's (item function, shared next-item counter, item count), inherited by its workers.
+_TASK: tuple[Callable[[int], Any], Any, int] | None = None
 
 
-_JOB: _Job | None = None
-
-
-def _work() -> list[tuple[int, ColumnChunk | BaseException, int]]:
-    """In a worker: take spans until none is left; per span (index, chunk or its error, rows
-    in the shared columns or -1: the chunk holds its own)."""
-    assert _SHARED is not None and _JOB is not None
-    job, out = _JOB, []
+def _take_items() -> list[tuple[int, Any]]:
+    """In a forked worker: take the next item until none is left; per item (index, its value
+    or its error)."""
+    assert _TASK is not None
+    fn, counter, count = _TASK
+    out: list[tuple[int, Any]] = []
     while True:
-        with job.next_span.get_lock():
-            i = job.next_span.value
-            job.next_span.value = i + 1
-        if i >= len(job.spans):
+        with counter.get_lock():
+            i = counter.value
+            counter.value = i + 1
+        if i >= count:
             return out
-        start, end = job.spans[i]
         try:
-            chunk = decode_span(_SHARED, start, end)
-        except Exception as exc:  # every span is decoded; the parent raises the first error
-            out.append((i, exc, -1))
-            continue
-        stored = job.columns.store(i, chunk) if job.columns is not None else None
-        out.append((i, *stored) if stored is not None else (i, chunk, -1))
-        with job.done_bytes.get_lock():
-            job.done_bytes.value += end - start
+            out.append((i, fn(i)))
+        except Exception as exc:  # every item is done; the parent raises the first error
+            out.append((i, exc))
 
 
-def _await_start(job: _Job, workers: int, pending: set[Any]) -> None:
-    """Wait (at most :data:`START_WAIT_S`) until every worker has taken a span: handing the
-    workers their tasks needs this process's GIL, which a ``meanwhile`` import would hold."""
-    import time
+class ForkedMap:
+    """``[fn(i) for i in range(count)]`` in ``workers`` forked processes, started on
+    construction: each worker takes the next index from a shared counter until none is left,
+    so the items balance across the workers and this process hands nothing out. ``fn`` and
+    what it reads are inherited through ``fork`` (copy-free); only its values travel back,
+    pickled. This process is free meanwhile; :meth:`wait` collects the values in order and
+    raises the first failing item's error. Use as a context manager (leaving it waits for the
+    workers). Needs :func:`can_fork`."""
 
-    deadline = time.monotonic() + START_WAIT_S
-    while (job.next_span.value < min(workers, len(job.spans)) and time.monotonic() < deadline
-           and not all(f.done() for f in pending)):
-        time.sleep(0.001)
+    def __init__(self, fn: Callable[[int], Any], count: int, workers: int) -> None:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        global _TASK
+        ctx = mp.get_context("fork")
+        self._next = ctx.Value("q", 0)
+        self._workers = max(1, min(workers, count))
+        self._pool = ProcessPoolExecutor(self._workers, mp_context=ctx)
+        _TASK = fn, self._next, count
+        try:  # a fork pool starts all its workers at the first submit
+            self._futures = [self._pool.submit(_take_items) for _ in range(self._workers)]
+        except BaseException:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        finally:
+            _TASK = None
+
+    def __enter__(self) -> ForkedMap:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def await_start(self) -> None:
+        """Wait (at most :data:`START_WAIT_S`) until every worker has taken an item: handing
+        the workers their tasks needs this process's GIL, which a long import would hold."""
+        import time
+
+        deadline = time.monotonic() + START_WAIT_S
+        while (self._next.value < self._workers and time.monotonic() < deadline
+               and not all(f.done() for f in self._futures)):
+            time.sleep(0.001)
+
+    def wait(self, poll: Callable[[], None] | None = None) -> list[Any]:
+        """The values in item order; ``poll()`` is called every :data:`PROGRESS_S` seconds
+        until the workers are done. Raises the error of the first item that failed."""
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        pending = set(self._futures)
+        while pending:
+            _, pending = wait(pending, PROGRESS_S, return_when=FIRST_COMPLETED)
+            if poll is not None:
+                poll()
+        done = sorted((r for f in self._futures for r in f.result()), key=lambda r: r[0])
+        for _, got in done:
+            if isinstance(got, BaseException):
+                raise got
+        return [got for _, got in done]
+
+
+def process_map(fn: Callable[[int], R], count: int, workers: int) -> list[R]:
+    """``[fn(i) for i in range(count)]`` by ``workers`` workers: forked processes
+    (:class:`ForkedMap`) where :func:`can_fork`, else threads (:func:`thread_map`); right here
+    for one worker or one item. The first failing item's error is raised."""
+    if workers <= 1 or count <= 1:
+        return [fn(i) for i in range(count)]
+    if can_fork():
+        with ForkedMap(fn, count, workers) as pool:
+            return pool.wait()
+    return thread_map(fn, range(count), workers)
 
 
 def decode_spans_parallel(buf: memoryview, spans: list[tuple[int, int]], workers: int,
@@ -150,43 +197,40 @@ def decode_spans_parallel(buf: memoryview, spans: list[tuple[int, int]], workers
                           meanwhile: Callable[[], object] | None = None
                           ) -> list[ColumnChunk]:
     """Decode ``spans`` of ``buf`` (see :func:`~traceviz.trace.decode.split_event_array`) in
-    ``workers`` forked processes (:func:`decode_workers` says how many; needs
-    :func:`can_fork`), returning chunks in order; a span that fails raises its error (the
-    first span's, in order).
+    ``workers`` forked processes (:class:`ForkedMap`; :func:`decode_workers` says how many),
+    returning chunks in order; a span that fails raises its error (the first span's, in
+    order). ``buf`` is read, never written (it may be shared with the workers).
 
-    The workers take the next span from a shared counter and leave the columns in shared
-    memory (:mod:`~traceviz.trace.shared_columns`), so this process neither hands out spans
-    nor unpickles columns meanwhile: ``meanwhile()`` runs here once the workers have started
-    (the loader imports pandas there), then ``progress(bytes decoded, len(buf))`` every
-    :data:`PROGRESS_S` seconds."""
+    The workers leave the columns in shared memory
+    (:mod:`~traceviz.trace.shared_columns`), so this process does not unpickle them
+    meanwhile: ``meanwhile()`` runs here once the workers have started (the loader imports
+    pandas there), then ``progress(bytes decoded, len(buf))`` every :data:`PROGRESS_S`
+    seconds."""
     import multiprocessing as mp
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    global _SHARED, _JOB
-    ctx = mp.get_context("fork")
     total = len(buf)
     try:
         columns: SharedColumns | None = SharedColumns(spans)
     except (OSError, ValueError, OverflowError):  # mapping refused: columns through pipes
         columns = None
-    _SHARED = buf
-    _JOB = _Job(spans, ctx.Value("q", 0), ctx.Value("q", 0), columns)
-    try:
-        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-            pending = {pool.submit(_work) for _ in range(workers)}
-            futures = list(pending)
-            if meanwhile is not None:
-                _await_start(_JOB, workers, pending)
-                meanwhile()
-            while pending:
-                _, pending = wait(pending, PROGRESS_S, return_when=FIRST_COMPLETED)
-                if progress is not None:
-                    progress(min(_JOB.done_bytes.value, total), total)
-            done = sorted(r for f in futures for r in f.result())
-    finally:
-        _SHARED = _JOB = None
-    for _, got, _ in done:
-        if isinstance(got, BaseException):
-            raise got
+    done_bytes = mp.get_context("fork").Value("q", 0)
+
+    def decode(i: int) -> tuple[ColumnChunk, int]:
+        start, end = spans[i]
+        chunk = decode_span_copy(buf, start, end)
+        stored = columns.store(i, chunk) if columns is not None else None
+        with done_bytes.get_lock():
+            done_bytes.value += end - start
+        return stored if stored is not None else (chunk, -1)
+
+    def report() -> None:
+        if progress is not None:
+            progress(min(done_bytes.value, total), total)
+
+    with ForkedMap(decode, len(spans), workers) as pool:
+        if meanwhile is not None:
+            pool.await_start()
+            meanwhile()
+        done = pool.wait(report)
     return [columns.load(i, chunk, rows) if rows >= 0 and columns is not None else chunk
-            for i, chunk, rows in done]  # type: ignore[misc]
+            for i, (chunk, rows) in enumerate(done)]
