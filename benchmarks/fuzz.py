@@ -9,7 +9,7 @@ non-UTF-8 bytes, deeply nested args, whitespace runs, corrupt gzip …), writes 
 or ``.json.gz`` and runs the report on it in a child process forked from this one (imports
 are paid once). Example ``i`` depends only on ``(seed, i)``, so any example can be replayed
 alone (``--only I``) whatever ``--workers`` was. Odd examples take the big-trace loader path
-(threaded read, skeleton split, events decoded by 2 workers from 4 KB chunks), even ones the
+(skeleton split, events read from the file and decoded by 2 workers from 4 KB chunks), even ones the
 small-trace path.
 
 Each outcome is classified:
@@ -393,8 +393,9 @@ def _child(seeds: list[Seed], seed: int, index: int, work: Path) -> None:
         from traceviz.cli.app import app
 
         argv = ["report", str(trace), "--format", "json"]
-        if index % 2:  # odd examples take the big-trace path: threaded read, fast split, 2
-            # workers, and the analysis on 2 threads with host wait in blocks of >= 256 events
+        if index % 2:  # odd examples take the big-trace path: fast split, events read from
+            # the file by 2 decode workers, and the analysis on 2 worker processes with host
+            # wait in blocks of >= 256 events
             import importlib
 
             import traceviz.trace.loader as loader

@@ -18,6 +18,7 @@ from traceviz.trace import parallel, shared_columns
 from traceviz.trace.decode import ColumnChunk, decode_span, split_event_array
 from traceviz.trace.parallel import ForkedMap, can_fork, decode_spans_parallel, process_map
 from traceviz.trace.shared_columns import FIELDS, MIN_EVENT_BYTES, SharedColumns
+from traceviz.trace.text import MemoryText
 
 pytestmark = pytest.mark.skipif(not can_fork(), reason="needs fork")
 
@@ -59,7 +60,7 @@ def test_parallel_chunks_equal_serial_ones_through_shared_memory() -> None:
         return out
 
     with mock.patch.object(SharedColumns, "store", store):
-        got = decode_spans_parallel(buf, spans, 3)
+        got = decode_spans_parallel(MemoryText(buf), spans, 3)
     want = _serial(buf, spans)
     assert len(got) == len(want) and all(_same(g, w) for g, w in zip(got, want, strict=True))
     # the stores ran in the forked workers, not here; the chunks' columns are views of the
@@ -73,7 +74,7 @@ def test_a_span_with_more_rows_than_its_room_comes_back_whole() -> None:
     spans = split_event_array(buf, 2_000)
     # Room for 1 row per 10 kB: every span overflows and is returned through the pipe.
     with mock.patch.object(shared_columns, "MIN_EVENT_BYTES", 10_000):
-        got = decode_spans_parallel(buf, spans, 2)
+        got = decode_spans_parallel(MemoryText(buf), spans, 2)
     want = _serial(buf, spans)
     assert all(_same(g, w) for g, w in zip(got, want, strict=True))
     assert not any(isinstance(g.cat.base, memoryview) for g in got)  # unpickled: their own
@@ -87,7 +88,7 @@ def test_without_a_shared_mapping_the_columns_come_through_the_pipe() -> None:
         raise OSError(12, "Cannot allocate memory")
 
     with mock.patch.object(parallel, "SharedColumns", refused):
-        got = decode_spans_parallel(buf, spans, 3)
+        got = decode_spans_parallel(MemoryText(buf), spans, 3)
     assert all(_same(g, w) for g, w in zip(got, _serial(buf, spans), strict=True))
 
 
@@ -118,7 +119,7 @@ def test_the_first_failing_span_raises_its_error() -> None:
     bad[at5 : at5 + 1] = b"@"
     bad[spans[2][0] + 1 : spans[2][0] + 2] = b"@"
     with pytest.raises(msgspec.DecodeError) as got:
-        decode_spans_parallel(memoryview(bad), spans, 3)
+        decode_spans_parallel(MemoryText(memoryview(bad)), spans, 3)
     with pytest.raises(msgspec.DecodeError) as want:
         decode_span(memoryview(bytearray(bad)), *spans[2])
     with pytest.raises(msgspec.DecodeError) as other:
@@ -130,7 +131,7 @@ def test_progress_counts_decoded_bytes_up_to_the_whole_buffer() -> None:
     buf = _events(900)
     spans = split_event_array(buf, 3_000)
     seen: list[tuple[int, int]] = []
-    decode_spans_parallel(buf, spans, 3, progress=lambda d, t: seen.append((d, t)))
+    decode_spans_parallel(MemoryText(buf), spans, 3, progress=lambda d, t: seen.append((d, t)))
     assert seen and all(t == len(buf) for _, t in seen)
     done = [d for d, _ in seen]
     assert done == sorted(done)
@@ -142,7 +143,7 @@ def test_workers_take_every_span_once_whatever_the_worker_count() -> None:
     spans = split_event_array(buf, 1_000)
     want = _serial(buf, spans)
     for workers in (1, 2, 5, len(spans) + 3):
-        got = decode_spans_parallel(buf, spans, workers)
+        got = decode_spans_parallel(MemoryText(buf), spans, workers)
         assert all(_same(g, w) for g, w in zip(got, want, strict=True)), workers
 
 
@@ -151,7 +152,7 @@ def test_decode_workers_only_read_the_text() -> None:
     spans = split_event_array(buf, 2_000)
     want = _serial(buf, spans)
     frozen = memoryview(bytes(buf))  # read-only: a write in place would raise
-    got = decode_spans_parallel(frozen, spans, 3)
+    got = decode_spans_parallel(MemoryText(frozen), spans, 3)
     assert all(_same(g, w) for g, w in zip(got, want, strict=True))
 
 

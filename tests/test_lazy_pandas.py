@@ -15,6 +15,7 @@ import pytest
 from traceviz.lazy import LazyModule
 from traceviz.trace.decode import _factorize, split_event_array
 from traceviz.trace.parallel import can_fork, decode_spans_parallel
+from traceviz.trace.text import MemoryText
 
 
 def _modules_after(code: str) -> set[str]:
@@ -66,6 +67,7 @@ def test_meanwhile_runs_once_after_the_workers_started() -> None:
     assert len(spans) > 4
     calls: list[int] = []
     chunks = decode_spans_parallel(
-        buf, spans, 3, meanwhile=lambda: calls.append(len(multiprocessing.active_children())))
+        MemoryText(buf), spans, 3,
+        meanwhile=lambda: calls.append(len(multiprocessing.active_children())))
     assert len(calls) == 1 and calls[0] >= 1  # the workers were running
     assert sum(c.n_events for c in chunks) == 400

@@ -8,7 +8,6 @@ Thresholds are lowered so small hand-built traces take the big-trace path.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from unittest import mock
@@ -159,26 +158,6 @@ def test_threaded_read_copies_every_slice_and_stops_at_a_short_file(tmp_path: Pa
         longer = bytearray(len(data) + 2500)  # the file shrank after its size was taken
         assert source._read_threaded(f.fileno(), longer, 4) == len(data)
         assert longer[: len(data)] == data
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_threads_read_a_big_text_into_a_mapping_shared_with_forked_children(
-        tmp_path: Path) -> None:
-    """A shared mapping: forking copies none of its page tables (the decode workers start
-    fast); a child's write shows in the parent."""
-    p = tmp_path / "f.json"
-    data = b'{"traceEvents": []}' * 500
-    p.write_bytes(data)
-    got, gzipped, on_disk = source.read_trace_bytes(p, threads=4, threads_from_bytes=0)
-    assert isinstance(got, memoryview) and got == data and not gzipped and on_disk == len(data)
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        got[0:1] = b"["
-        os._exit(0)
-    os.waitpid(pid, 0)
-    assert got[0:1] == b"["
-    small, _, _ = source.read_trace_bytes(p, threads=1, threads_from_bytes=0)
-    assert isinstance(small, bytearray) and small == data
 
 
 def test_a_big_plain_trace_read_by_threads_loads_like_a_small_one(tmp_path: Path) -> None:

@@ -50,7 +50,7 @@ TEXT_WIDTH = 140
 ReportWorkersOpt = Annotated[
     int | None,
     typer.Option("--workers", "-j", min=1, metavar="N", help="Processes decoding a big trace and "
-                 "threads analysing it (at most 8); for rank traces: rank worker processes, each "
+                 "analysing it (at most 8 analysing); for rank traces: rank worker processes, each "
                  "analysing one rank at a time (default: every usable core, decoding capped by "
                  "memory; small rank sets in-process)."),
 ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -358,20 +359,12 @@ def decode_span(buf: memoryview, start: int, end: int) -> ColumnChunk:
         buf[start - 1], buf[end] = before, after
 
 
-def decode_span_copy(buf: bytes | memoryview, start: int, end: int) -> ColumnChunk:
-    """Decode the events ``buf[start:end]`` from a bracketed copy, leaving ``buf`` untouched:
-    for a buffer that other processes read at once (:func:`decode_span` writes in place)."""
-    piece = bytearray(end - start + 2)
-    piece[0], piece[-1] = 0x5B, 0x5D
-    piece[1:-1] = buf[start:end]
-    return decode_chunk(piece)
+#: Between two events of an array: ``}``, a comma and ``{``, whitespace around the comma.
+BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+LEADING_WS = re.compile(rb"\s*")
 
 
-_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
-_LEADING_WS = re.compile(rb"\s*")
-
-
-def _last_non_ws(buf: bytes | memoryview) -> int:
+def last_non_ws(buf: bytes | memoryview) -> int:
     """Index of the last non-whitespace byte of ``buf`` (which has one)."""
     end, step = len(buf), 64
     while end > 0:
@@ -393,15 +386,27 @@ def split_event_array(buf: bytes | memoryview, target_chunk_bytes: int) -> list[
     inside a string (a name containing ``}, {``) makes that chunk fail to parse; the caller then
     decodes the whole array at once instead.
     """
-    body_start = _LEADING_WS.match(buf).end() + 1  # just after the "["
-    body_end = _last_non_ws(buf)  # the "]"
+    body_start = LEADING_WS.match(buf).end() + 1  # just after the "["
+    body_end = last_non_ws(buf)  # the "]"
+
+    def find(start: int, end: int) -> tuple[int, int] | None:
+        m = BOUNDARY.search(buf, start, end)
+        return None if m is None else (m.start(), m.end())
+
+    return cut_spans(find, body_start, body_end, target_chunk_bytes)
+
+
+def cut_spans(find: Callable[[int, int], tuple[int, int] | None], body_start: int,
+              body_end: int, target_chunk_bytes: int) -> list[tuple[int, int]]:
+    """The spans of :func:`split_event_array` for the array body ``[body_start, body_end)``:
+    ``find(a, b)`` gives (start, end) of the first ``}, {`` boundary lying in ``[a, b)``."""
     spans: list[tuple[int, int]] = []
     start = body_start
     while body_end - start > target_chunk_bytes * 3 // 2:
-        m = _BOUNDARY.search(buf, start + target_chunk_bytes, body_end)
-        if m is None:
+        got = find(start + target_chunk_bytes, body_end)
+        if got is None:
             break
-        spans.append((start, m.start() + 1))  # up to and including the closing brace
-        start = m.end() - 1  # from the opening brace of the next event
+        spans.append((start, got[0] + 1))  # up to and including the closing brace
+        start = got[1] - 1  # from the opening brace of the next event
     spans.append((start, body_end))
     return spans

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
-from collections.abc import Callable, Iterable
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +17,7 @@ import numpy as np
 
 from traceviz.errors import NotATraceError, TraceDecodeError
 from traceviz.lazy import pandas as pd
-from traceviz.trace.decode import (
-    ColumnChunk,
-    decode_chunk,
-    decode_span,
-    split_event_array,
-    string_id,
-)
+from traceviz.trace.decode import BOUNDARY, LEADING_WS, ColumnChunk, decode_chunk, string_id
 from traceviz.trace.limits import format_size, max_memory_bytes
 from traceviz.trace.pages import small_pages
 from traceviz.trace.parallel import (
@@ -31,8 +28,9 @@ from traceviz.trace.parallel import (
     thread_map,
     worker_count,
 )
-from traceviz.trace.source import TraceBytes, free_beside, read_trace_bytes, too_large
+from traceviz.trace.source import GZIP_MAGIC, read_trace_bytes, too_large
 from traceviz.trace.tables import DeviceInfo, Trace, TraceMeta, comms_from_chunks
+from traceviz.trace.text import FileText, MemoryText, Text, split_text
 from traceviz.vocab import (
     CPU_CATEGORIES,
     GPU_ACTIVITY_CATEGORIES,
@@ -74,11 +72,23 @@ def load(path: str | Path, progress: Progress | None = None,
     """
     check_workers(workers)
     limit = max_memory_bytes(max_memory_bytes_)
+    with _plain_file(Path(path), limit[0], workers) as file:
+        tried = file is not None
+        try:
+            parts = _split_and_decode_fast(file, str(path), progress, workers) if file else None
+        except RecursionError:
+            raise TraceDecodeError(f"{path}: JSON nested too deeply to decode") from None
+        if parts is not None and file is not None:
+            top, form, notes, chunks = parts
+            return _build_trace(str(path), len(file), len(file), False, form, top, chunks,
+                                notes, worker_count(workers))
     data, gzipped, on_disk = read_trace_bytes(
         path, *limit, threads=decode_workers(workers, READ_THREADS_MAX),
         threads_from_bytes=PARALLEL_MIN_BYTES)
     try:
-        parts = _split_and_decode_fast(data, str(path), progress, workers)
+        # Tried on the file already: not again on its bytes.
+        parts = None if tried else _split_and_decode_fast(MemoryText(memoryview(data)),
+                                                          str(path), progress, workers)
         if parts is None:
             top, events_buf, form, notes = _split_top_level(data, str(path), limit)
             chunks = _decode_all(events_buf, str(path), progress, notes, workers)
@@ -89,22 +99,36 @@ def load(path: str | Path, progress: Progress | None = None,
         raise TraceDecodeError(f"{path}: JSON nested too deeply to decode") from None
     json_bytes = len(data)
     threads = worker_count(workers) if json_bytes >= PARALLEL_MIN_BYTES else 1
-    box = [data]
-    del data
-    freed = free_beside(box)  # as the tables are built (their memory replaces the text's)
+    del data  # the JSON text is freed before the tables are built (peak memory)
+    return _build_trace(str(path), on_disk, json_bytes, gzipped, form, top, chunks, notes,
+                        threads)
+
+
+@contextmanager
+def _plain_file(path: Path, limit: int, workers: int | None) -> Iterator[FileText | None]:
+    """The open file as :class:`FileText` when its decode workers can read it themselves: plain
+    JSON of at least :data:`PARALLEL_MIN_BYTES` (and no more than ``limit``), several decode
+    workers, and fork; else ``None`` (also when it cannot be opened: the caller's read then
+    says why)."""
     try:
-        return _build_trace(str(path), on_disk, json_bytes, gzipped, form, top, chunks,
-                            notes, threads)
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        yield None
+        return
+    try:
+        st = os.fstat(fd)
+        fits = stat.S_ISREG(st.st_mode) and PARALLEL_MIN_BYTES <= st.st_size <= limit
+        yield (FileText(path, fd, 0, st.st_size)
+               if fits and os.pread(fd, 2, 0) != GZIP_MAGIC and can_fork()
+               and decode_workers(workers, -(-st.st_size // CHUNK_BYTES)) > 1 else None)
     finally:
-        freed()
+        os.close(fd)
 
 
 # --- top level -------------------------------------------------------------------------------
 
 _TOP_DECODER = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_LEADING_WS = re.compile(rb"\s*")
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
-_EVENT_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 #: Where an array of objects can end: ``}`` (or ``[``: empty) ``]``, then ``,`` or ``}``.
 _ARRAY_END = re.compile(rb"[}\[]\s*(\])\s*[,}]")
 #: The fast split looks for the ``traceEvents`` array in this many bytes at each end.
@@ -113,64 +137,69 @@ SKELETON_BYTES = 1024 * 1024
 SKELETON_TRIES = 16
 
 
-def _split_and_decode_fast(data: TraceBytes, path: str, progress: Progress | None,
+def _split_and_decode_fast(text: Text, path: str, progress: Progress | None,
                            workers: int | None
                            ) -> tuple[dict[str, Any], str, list[str], list[ColumnChunk]] | None:
-    """Split a big object-form trace without a serial pass over its events; ``None`` when
-    this does not apply or fails (the caller then takes the general path, which gives the
-    exact error).
+    """Split a big object-form trace without a serial pass over its events (reading only its
+    ends: the events are decoded chunk by chunk, in parallel); ``None`` when this does not
+    apply or fails (the caller then takes the general path, which gives the exact error).
 
-    Guess the array: ``H`` = the text up to the first ``"traceEvents": [``, ``T`` = the text
-    after one of the last ``]`` bytes that can end an array of objects. The guess is right
-    when ``H + [] + T`` decodes as an object whose (last) ``traceEvents`` value is that
-    ``[]``, and the bytes between decode, chunk by chunk (in parallel), as events: then the
-    whole text is that object with that array — valid JSON has one parse — so the result
-    equals the general path's, whose whole-text decode of the skeleton is the serial pass
-    this saves.
+    Guess the array: ``H`` = the text up to the first ``"traceEvents": [`` (in the first
+    :data:`SKELETON_BYTES` after any leading whitespace), ``T`` = the text after one of the
+    last ``]`` bytes that can end an array of objects. The guess is right when ``H + [] + T``
+    decodes as an object whose (last) ``traceEvents`` value is that ``[]``, and the bytes
+    between decode, chunk by chunk, as events: then the whole text is that object with that
+    array — valid JSON has one parse — so the result equals the general path's, whose
+    whole-text decode of the skeleton is the serial pass this saves.
     """
-    if len(data) < PARALLEL_MIN_BYTES:
+    size = len(text)
+    if size < PARALLEL_MIN_BYTES:
         return None
-    start = _LEADING_WS.match(data).end()
-    if data[start : start + 1] != b"{":
+    first = bytes(text.window(0, 2 * SKELETON_BYTES))
+    start = LEADING_WS.match(first).end()
+    if start >= SKELETON_BYTES or first[start : start + 1] != b"{":
         return None
-    m = _EVENTS_KEY.search(data, start, start + SKELETON_BYTES)
+    m = _EVENTS_KEY.search(first, start, start + SKELETON_BYTES)
     if m is None:
         return None
-    head = bytes(data[: m.end() - 1])
-    floor = max(m.end() - 1, len(data) - SKELETON_BYTES)
-    ends = [e.start(1) for e in _ARRAY_END.finditer(data, floor)]
+    head = first[: m.end() - 1]
+    # The last ends: array ends in the final SKELETON_BYTES, probes up to as far before them.
+    tail_at = max(len(head), size - 2 * SKELETON_BYTES)
+    tail = bytes(text.window(tail_at, size))
+    floor = max(len(head), size - SKELETON_BYTES)
+    ends = [tail_at + e.start(1) for e in _ARRAY_END.finditer(tail, floor - tail_at)]
     for end in ends[: -SKELETON_TRIES - 1 : -1]:
-        skeleton = head + b"[]" + bytes(data[end + 1 :])
+        skeleton = head + b"[]" + tail[end + 1 - tail_at :]
         try:
             raw_top = _TOP_DECODER.decode(skeleton)
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             continue
         events = raw_top.pop("traceEvents", None)
         if (events is None or _offset_in(skeleton, events) != len(head) or len(events) != 2
-                or not _last_events_decode(data, len(head), end)):
+                or not _last_events_decode(tail, len(head) - tail_at, end - tail_at)):
             continue
         notes: list[str] = []
         try:
-            chunks = _decode_chunks(memoryview(data)[len(head) : end + 1], progress, notes,
-                                    workers)
+            chunks = _decode_chunks(text.sub(len(head), end + 1), progress, notes, workers)
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             return None
         return _top_values(raw_top, notes), "object", notes, chunks
     return None
 
 
-def _last_events_decode(data: TraceBytes, start: int, end: int) -> bool:
+def _last_events_decode(data: bytes, start: int, end: int) -> bool:
     """Whether the events in the final :data:`SKELETON_BYTES` before ``end`` (from the first
-    ``}, {`` there; the whole array when it is shorter) decode: a cheap probe that rejects a
-    wrong array end — one that takes later top-level members in — before the full decode."""
+    ``}, {`` there; the whole array, from ``start``, when it is shorter) decode: a cheap probe
+    that rejects a wrong array end — one that takes later top-level members in — before the
+    full decode."""
     window = max(start + 1, end - SKELETON_BYTES)
     if window > start + 1:
-        first = _EVENT_BOUNDARY.search(data, window, end)
+        first = BOUNDARY.search(data, window, end)
         if first is None:
             return True  # one event longer than the window: no cheap probe
         window = first.end() - 1
     try:
-        decode_chunk(b"[" + bytes(data[window:end]) + b"]")
+        decode_chunk(b"[" + data[window:end] + b"]")
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return False
     return True
@@ -198,12 +227,12 @@ def _top_values(raw_top: dict[str, msgspec.Raw], notes: list[str]) -> dict[str, 
 
 
 def _split_top_level(
-    data: TraceBytes, path: str, limit: tuple[int, str]
+    data: bytearray, path: str, limit: tuple[int, str]
 ) -> tuple[dict[str, Any], memoryview, str, list[str]]:
     """Return the decoded top-level metadata, a writable view of ``traceEvents`` in ``data``,
     and the form."""
     notes: list[str] = []
-    start = _LEADING_WS.match(data).end()  # not data.lstrip(): that copies the whole text
+    start = LEADING_WS.match(data).end()  # not data.lstrip(): that copies the whole text
     first = bytes(data[start : start + 1])
     if not first:
         raise TraceDecodeError(f"{path}: empty file")
@@ -238,7 +267,7 @@ def _split_top_level(
     return top, events_buf, "object", notes
 
 
-def _view_into(data: TraceBytes, raw: msgspec.Raw) -> memoryview:
+def _view_into(data: bytearray, raw: msgspec.Raw) -> memoryview:
     """A writable view of ``data`` covering ``raw`` (msgspec's zero-copy slice of it)."""
     offset = _offset_in(data, raw)
     if offset >= 0:
@@ -246,7 +275,7 @@ def _view_into(data: TraceBytes, raw: msgspec.Raw) -> memoryview:
     return memoryview(bytearray(raw))  # pragma: no cover - msgspec copied the value
 
 
-def _repair(data: TraceBytes, path: str, exc: Exception, notes: list[str],
+def _repair(data: bytearray, path: str, exc: Exception, notes: list[str],
             limit: tuple[int, str]) -> bytearray:
     """Second chance for JSON that Kineto wrote invalid: control characters in names
     (``strict=False``) and bare ``N/A`` / ``inf`` / ``nan`` tokens; invalid UTF-8 becomes
@@ -289,7 +318,7 @@ def _decode_all(buf: memoryview, path: str, progress: Progress | None,
                 notes: list[str], workers: int | None = None) -> list[ColumnChunk]:
     """Decode ``buf`` (the ``traceEvents`` array) chunk by chunk; bad input → TracevizError."""
     try:
-        return _decode_chunks(buf, progress, notes, workers)
+        return _decode_chunks(MemoryText(buf), progress, notes, workers)
     except msgspec.ValidationError as exc:
         raise NotATraceError(f"{path}: traceEvents entries are not event objects ({exc})"
                              ) from None
@@ -310,16 +339,16 @@ def _chunk_bytes(total: int, workers: int) -> int:
     return max(1, -(-total // (workers * rounds)))
 
 
-def _decode_chunks(buf: memoryview, progress: Progress | None,
+def _decode_chunks(text: Text, progress: Progress | None,
                    notes: list[str], workers: int | None) -> list[ColumnChunk]:
-    total = len(buf)
+    total = len(text)
     n = decode_workers(workers, -(-total // CHUNK_BYTES)) if total >= PARALLEL_MIN_BYTES else 1
-    spans = split_event_array(buf, _chunk_bytes(total, n))
+    spans = split_text(text, _chunk_bytes(total, n))
     n = min(n, len(spans))
     if n > 1 and can_fork():
         try:
             # pandas (for the tables) is imported while the workers decode.
-            return decode_spans_parallel(buf, spans, n, progress,
+            return decode_spans_parallel(text, spans, n, progress,
                                          lambda: importlib.import_module("pandas"))
         except msgspec.DecodeError as exc:
             if isinstance(exc, msgspec.ValidationError) or "truncated" not in str(exc):
@@ -331,7 +360,7 @@ def _decode_chunks(buf: memoryview, progress: Progress | None,
         start, end = spans[i]
         while True:
             try:
-                out.append(decode_span(buf, start, end))
+                out.append(text.decode(start, end))
                 break
             except msgspec.DecodeError as exc:
                 # A cut inside a string (a name containing "}, {") leaves the chunk's last

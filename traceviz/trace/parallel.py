@@ -2,12 +2,12 @@
 worker processes (:class:`ForkedMap`); run table building and other numpy work on ``N``
 threads (:func:`thread_map`).
 
-Fork lets the workers read the parent's event bytes and tables copy-free. The loader reads a
-big trace into a shared mapping (``traceviz.trace.source``), whose page tables a fork does not
-copy; the decode workers therefore read it and never write it (each decodes a bracketed copy of
-its chunk), take chunks from a shared counter and leave their numpy columns in another shared
-mapping (:mod:`~traceviz.trace.shared_columns`); only the rest of each chunk (names, metadata
-rows) travels back through a pipe.
+Fork lets the workers read the parent's tables copy-free. The decode workers of a big plain
+JSON file read their own chunks from it (:class:`~traceviz.trace.text.FileText`: the parent
+never holds the whole text); those of text in memory (an inflated gzip trace) read it
+copy-free, never writing it. They take chunks from a shared counter and leave their numpy
+columns in a shared mapping (:mod:`~traceviz.trace.shared_columns`); only the rest of each
+chunk (names, metadata rows) travels back through a pipe.
 
 Count (:func:`worker_count`): ``--workers N`` / ``load(workers=N)`` / ``analyze(trace,
 workers=N)`` when given, else every usable core (the analysis uses at most 8 threads). Decode
@@ -23,9 +23,10 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from traceviz.errors import UsageError
-from traceviz.trace.decode import ColumnChunk, decode_span_copy
+from traceviz.trace.decode import ColumnChunk, decode_chunk
 from traceviz.trace.limits import available_memory_bytes
 from traceviz.trace.shared_columns import SharedColumns
+from traceviz.trace.text import Text
 
 #: Transient memory of one worker decoding one chunk (its typed events and columns), bytes:
 #: an upper bound measured on 16 MB chunks of real traces (peak ≈ 3× the chunk).
@@ -192,23 +193,24 @@ def process_map(fn: Callable[[int], R], count: int, workers: int) -> list[R]:
     return thread_map(fn, range(count), workers)
 
 
-def decode_spans_parallel(buf: memoryview, spans: list[tuple[int, int]], workers: int,
+def decode_spans_parallel(text: Text, spans: list[tuple[int, int]], workers: int,
                           progress: Callable[[int, int], None] | None = None,
                           meanwhile: Callable[[], object] | None = None
                           ) -> list[ColumnChunk]:
-    """Decode ``spans`` of ``buf`` (see :func:`~traceviz.trace.decode.split_event_array`) in
+    """Decode ``spans`` of ``text`` (see :func:`~traceviz.trace.text.split_text`) in
     ``workers`` forked processes (:class:`ForkedMap`; :func:`decode_workers` says how many),
     returning chunks in order; a span that fails raises its error (the first span's, in
-    order). ``buf`` is read, never written (it may be shared with the workers).
+    order). Each worker reads its spans (from the file, for a
+    :class:`~traceviz.trace.text.FileText`) into a bracketed copy: the text is never written.
 
     The workers leave the columns in shared memory
     (:mod:`~traceviz.trace.shared_columns`), so this process does not unpickle them
     meanwhile: ``meanwhile()`` runs here once the workers have started (the loader imports
-    pandas there), then ``progress(bytes decoded, len(buf))`` every :data:`PROGRESS_S`
+    pandas there), then ``progress(bytes decoded, len(text))`` every :data:`PROGRESS_S`
     seconds."""
     import multiprocessing as mp
 
-    total = len(buf)
+    total = len(text)
     try:
         columns: SharedColumns | None = SharedColumns(spans)
     except (OSError, ValueError, OverflowError):  # mapping refused: columns through pipes
@@ -217,7 +219,7 @@ def decode_spans_parallel(buf: memoryview, spans: list[tuple[int, int]], workers
 
     def decode(i: int) -> tuple[ColumnChunk, int]:
         start, end = spans[i]
-        chunk = decode_span_copy(buf, start, end)
+        chunk = decode_chunk(text.bracketed(start, end))
         stored = columns.store(i, chunk) if columns is not None else None
         with done_bytes.get_lock():
             done_bytes.value += end - start

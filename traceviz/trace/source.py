@@ -15,7 +15,6 @@ process with SIGBUS; a read sees a short file and reports it.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -40,19 +39,14 @@ def too_large(path: Path, size: str, limit: int, source: str) -> TraceTooLargeEr
 #: Bytes each reading thread copies per call.
 READ_SLICE_BYTES = 64 * 1024 * 1024
 
-#: A trace's JSON text as read: a ``bytearray``, or a view of a shared mapping.
-TraceBytes = bytearray | memoryview
-
 
 def read_trace_bytes(
     path: str | Path, limit: int | None = None, source: str = "--max-memory",
     threads: int = 1, threads_from_bytes: int = 0,
-) -> tuple[TraceBytes, bool, int]:
+) -> tuple[bytearray, bool, int]:
     """Return ``(json_bytes, was_gzipped, size_on_disk_bytes)`` for ``path``.
 
-    Plain JSON of at least ``threads_from_bytes`` bytes (when ``threads > 1``) is read by
-    ``threads`` threads into a shared mapping (:func:`_shared_buffer`); other text is a
-    ``bytearray``. Both are writable.
+    Plain JSON of at least ``threads_from_bytes`` bytes is read by ``threads`` threads.
     Raises :class:`TraceTooLargeError` when the JSON text is larger than
     ``limit`` bytes (``source`` says where the limit comes from; ``None``:
     :func:`limits.max_memory_bytes`).
@@ -73,11 +67,12 @@ def read_trace_bytes(
             if on_disk > limit:
                 raise too_large(p, f"is {format_size(on_disk)} of JSON", limit, source)
             if threads > 1 and on_disk >= threads_from_bytes:
-                shared = _shared_buffer(on_disk)
-                return shared[: _read_threaded(f.fileno(), shared, threads)], False, on_disk
-            buf = bytearray(on_disk)
-            f.seek(0)
-            n = f.readinto(buf)
+                buf = _unfilled_bytearray(on_disk)
+                n = _read_threaded(f.fileno(), buf, threads)
+            else:
+                buf = bytearray(on_disk)
+                f.seek(0)
+                n = f.readinto(buf)
             if n != on_disk:
                 del buf[n:]
             return buf, False, on_disk
@@ -85,29 +80,24 @@ def read_trace_bytes(
         raise TraceNotFoundError(f"{p}: cannot read ({exc.strerror or exc})") from None
 
 
-def _shared_buffer(size: int) -> memoryview:
-    """A writable ``size``-byte anonymous shared mapping (``MAP_SHARED``), as a view. Its pages
-    are zero-filled when first touched, by the reading threads, in parallel (``bytearray(size)``
-    zero-fills first, one page fault after another: 0.85 s for 1 GB on the 16-core benchmark
-    VM). And ``fork`` does not copy its page tables: the decode workers fork in about 1 ms
-    each, not the 15–20 ms of a process holding 1 GB of private memory."""
-    import mmap
+def _unfilled_bytearray(size: int) -> bytearray:
+    """A ``size``-byte bytearray whose memory is allocated but not written (CPython's
+    ``PyByteArray_FromStringAndSize(NULL, size)``), so its pages are first touched by the
+    reading threads, in parallel; ``bytearray(size)`` zero-fills it first, one page fault
+    after another in this thread (0.85 s for 1 GB on the 16-core benchmark VM). Elsewhere,
+    ``bytearray(size)``. The caller overwrites every byte or cuts the rest off."""
+    import ctypes
 
-    return memoryview(mmap.mmap(-1, max(size, 1)))[:size]
-
-
-def free_beside(box: list[TraceBytes]) -> Callable[[], None]:
-    """Empty ``box``, which holds the last reference to a trace's text, on a thread of its
-    own; the returned call waits for that. A shared mapping is unmapped there without the GIL
-    (0.2 s for 1 GB on the 16-core benchmark VM), while the caller builds the tables."""
-    import threading
-
-    thread = threading.Thread(target=box.clear, name="traceviz-free")
-    thread.start()
-    return thread.join
+    api = getattr(ctypes, "pythonapi", None)
+    if api is None or not hasattr(api, "PyByteArray_FromStringAndSize"):  # pragma: no cover
+        return bytearray(size)  # not CPython
+    proto = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_ssize_t)
+    buf = proto(("PyByteArray_FromStringAndSize", api))(None, size)
+    assert isinstance(buf, bytearray) and len(buf) == size
+    return buf
 
 
-def _read_threaded(fd: int, buf: memoryview, threads: int) -> int:
+def _read_threaded(fd: int, buf: bytearray, threads: int) -> int:
     """Fill ``buf`` from ``fd`` with ``threads`` threads, :data:`READ_SLICE_BYTES` per call;
     returns the bytes read (less than ``len(buf)`` if the file shrank meanwhile)."""
     view = memoryview(buf)
