@@ -119,8 +119,8 @@ def _plain_file(path: Path, limit: int, workers: int | None) -> Iterator[FileTex
         st = os.fstat(fd)
         fits = stat.S_ISREG(st.st_mode) and PARALLEL_MIN_BYTES <= st.st_size <= limit
         yield (FileText(path, fd, 0, st.st_size)
-               if fits and os.pread(fd, 2, 0) != GZIP_MAGIC and can_fork()
-               and decode_workers(workers, -(-st.st_size // CHUNK_BYTES)) > 1 else None)
+               if fits and decode_workers(workers, -(-st.st_size // CHUNK_BYTES)) > 1
+               and os.pread(fd, 2, 0) != GZIP_MAGIC and can_fork() else None)
     finally:
         os.close(fd)
 
