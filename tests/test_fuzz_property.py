@@ -9,7 +9,8 @@ Properties, on every generated trace:
   value under its code, excludes exactly those events, and keeps every invariant;
 * the JSON report is strict JSON (no NaN / Infinity);
 * the output is identical across two runs, across the serial and the parallel loader, and
-  across a one-thread analysis and a three-thread one cut into the smallest blocks.
+  across a one-worker analysis and a three-worker one (forked processes) cut into the
+  smallest blocks.
 
 CI runs a fixed, derandomized set of examples (``derandomize=True``). For a longer campaign
 set ``TRACEVIZ_FUZZ_EXAMPLES=N`` (each test then runs N random examples):
