@@ -41,11 +41,12 @@ from traceviz.trace.parallel import process_map, worker_count
 from traceviz.vocab import Category, GapClass, LaunchKind
 
 TOP_KERNELS = 25
-#: At most this many analysis threads, whatever ``workers`` says: on the 16-core benchmark VM
-#: the host-wait blocks ran no faster on 8 threads than on 4–6, and slower on 10–16 (numpy
-#: work on threads of one process contends for the GIL and the allocator;
-#: ``docs/reliability.md`` §1).
-ANALYSIS_THREADS_MAX = 8
+#: At most this many analysis workers, whatever ``workers`` says: on the 16-core benchmark VM,
+#: 16 forked analysis processes finished no sooner than 8 (each fork copies the parent's page
+#: tables; the work after the step timeline is ~0.3 s there), and as threads (where processes
+#: cannot fork) the host-wait blocks ran slower on 10–16 threads than on 8 (the GIL and the
+#: allocator).
+ANALYSIS_WORKERS_MAX = 8
 _DRIVER_LAUNCH = ("cuLaunchKernel", "cuLaunchKernelEx")
 
 
@@ -59,11 +60,11 @@ def analyze(trace: Trace, *, workers: int | None = None) -> Analysis:
     into host-wait blocks, the blocks and the other metrics are computed by this many forked
     processes (threads where processes cannot fork;
     :func:`~traceviz.trace.parallel.process_map`; default:
-    :func:`~traceviz.trace.parallel.worker_count`; at most :data:`ANALYSIS_THREADS_MAX`); the
+    :func:`~traceviz.trace.parallel.worker_count`; at most :data:`ANALYSIS_WORKERS_MAX`); the
     result does not depend on it.
     """
     screened = screen_values(trace)
-    threads = min(worker_count(workers), ANALYSIS_THREADS_MAX)
+    threads = min(worker_count(workers), ANALYSIS_WORKERS_MAX)
     return index_loaded_rows(_analyze_screened(screened, threads), screened)
 
 
