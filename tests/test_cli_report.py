@@ -97,6 +97,33 @@ def test_bad_input_is_one_line_and_exit_code_1(tmp_path: Path, content: bytes | 
     assert len(lines) == 1 and needle in lines[0] and "Traceback" not in r.stderr
 
 
+def test_an_analysis_worker_that_dies_is_one_line_and_exit_code_1(tmp_path: Path) -> None:
+    """A worker killed mid-task (as by the out-of-memory killer) is a clean error."""
+    b = TraceBuilder()
+    b.step(1, 0, 100_000_000)
+    for i in range(200):
+        b.kernel(launch_ts=1_000 + i * 400_000, ts=10_000 + i * 400_000, dur=5_000)
+    path = b.write(tmp_path / "t.json")
+    code = (
+        "import importlib, os, sys\n"
+        "hw = importlib.import_module('traceviz.analyze.host_wait')\n"
+        "hw.MIN_BLOCK_EVENTS = 1\n"
+        "real = hw.HostWaitPlan.attribute\n"
+        "def attribute(self, i):\n"
+        "    if i == 1:\n"
+        "        os._exit(9)\n"
+        "    return real(self, i)\n"
+        "hw.HostWaitPlan.attribute = attribute\n"
+        "from traceviz.cli.app import main\n"
+        f"sys.argv = ['traceviz', 'report', {str(path)!r}, '--format', 'json', '-j', '3']\n"
+        "main()\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "worker process" in lines[0] and "died" in lines[0]
+
+
 def test_report_path_never_imports_torch(trace_file: Path) -> None:
     code = (
         "import sys\nfrom traceviz.cli.app import app\n"

@@ -14,6 +14,7 @@ import msgspec
 import numpy as np
 import pytest
 
+from traceviz.errors import WorkerDiedError
 from traceviz.trace import parallel, shared_columns
 from traceviz.trace.decode import ColumnChunk, decode_span, split_event_array
 from traceviz.trace.parallel import ForkedMap, can_fork, decode_spans_parallel, process_map
@@ -187,3 +188,14 @@ def test_process_map_uses_threads_where_processes_cannot_fork() -> None:
     assert [i for i, _ in forked] == list(range(20))
     assert os.getpid() not in {pid for _, pid in forked}
     assert {pid for _, pid in process_map(_pid, 20, 1)} == {os.getpid()}
+
+
+def _die_at_2(i: int) -> int:
+    if i == 2:
+        os._exit(9)  # killed mid-task, as by the system's out-of-memory killer
+    return i
+
+
+def test_a_worker_that_dies_is_a_clean_error_not_a_hang() -> None:
+    with ForkedMap(_die_at_2, 6, 2) as pool, pytest.raises(WorkerDiedError, match="died"):
+        pool.wait()

@@ -51,3 +51,8 @@ class UsageError(TracevizError):
 
 class TraceTooLargeError(TracevizError):
     """The trace needs more memory than ``--max-memory`` (default: 80 % of available) allows."""
+
+
+class WorkerDiedError(TracevizError):
+    """A worker process died without an answer (killed: most often by the system, out of
+    memory)."""

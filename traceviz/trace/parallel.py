@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from traceviz.errors import UsageError
+from traceviz.errors import UsageError, WorkerDiedError
 from traceviz.trace.decode import ColumnChunk, decode_chunk
 from traceviz.trace.limits import available_memory_bytes
 from traceviz.trace.shared_columns import SharedColumns
@@ -166,15 +166,22 @@ class ForkedMap:
 
     def wait(self, poll: Callable[[], None] | None = None) -> list[Any]:
         """The values in item order; ``poll()`` is called every :data:`PROGRESS_S` seconds
-        until the workers are done. Raises the error of the first item that failed."""
+        until the workers are done. Raises the error of the first item that failed, or
+        :class:`~traceviz.errors.WorkerDiedError` when a worker died (killed) meanwhile."""
         from concurrent.futures import FIRST_COMPLETED, wait
+        from concurrent.futures.process import BrokenProcessPool
 
         pending = set(self._futures)
         while pending:
             _, pending = wait(pending, PROGRESS_S, return_when=FIRST_COMPLETED)
             if poll is not None:
                 poll()
-        done = sorted((r for f in self._futures for r in f.result()), key=lambda r: r[0])
+        try:
+            done = sorted((r for f in self._futures for r in f.result()), key=lambda r: r[0])
+        except BrokenProcessPool:
+            raise WorkerDiedError(
+                f"a worker process (of {self._workers}) died before it finished: killed, "
+                "most often by the system for lack of memory; try fewer --workers") from None
         for _, got in done:
             if isinstance(got, BaseException):
                 raise got
