@@ -75,7 +75,8 @@ def load(path: str | Path, progress: Progress | None = None,
     with _plain_file(Path(path), limit[0], workers) as file:
         tried = file is not None
         try:
-            parts = _split_and_decode_fast(file, str(path), progress, workers) if file else None
+            parts = (None if file is None
+                     else _split_and_decode_fast(file, str(path), progress, workers))
         except RecursionError:
             raise TraceDecodeError(f"{path}: JSON nested too deeply to decode") from None
         if parts is not None and file is not None:
