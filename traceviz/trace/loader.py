@@ -72,35 +72,31 @@ def load(path: str | Path, progress: Progress | None = None,
     """
     check_workers(workers)
     limit = max_memory_bytes(max_memory_bytes_)
-    with _plain_file(Path(path), limit[0], workers) as file:
-        tried = file is not None
-        try:
+    try:
+        with _plain_file(Path(path), limit[0], workers) as file:
             parts = (None if file is None
                      else _split_and_decode_fast(file, str(path), progress, workers))
-        except RecursionError:
-            raise TraceDecodeError(f"{path}: JSON nested too deeply to decode") from None
-        if parts is not None and file is not None:
-            top, form, notes, chunks = parts
-            return _build_trace(str(path), len(file), len(file), False, form, top, chunks,
-                                notes, worker_count(workers))
-    data, gzipped, on_disk = read_trace_bytes(
-        path, *limit, threads=decode_workers(workers, READ_THREADS_MAX),
-        threads_from_bytes=PARALLEL_MIN_BYTES)
-    try:
-        # Tried on the file already: not again on its bytes.
-        parts = None if tried else _split_and_decode_fast(MemoryText(memoryview(data)),
-                                                          str(path), progress, workers)
-        if parts is None:
-            top, events_buf, form, notes = _split_top_level(data, str(path), limit)
-            chunks = _decode_all(events_buf, str(path), progress, notes, workers)
-            del events_buf
+        if parts is not None and file is not None:  # decoded by the workers from the file
+            on_disk = json_bytes = len(file)
+            gzipped = False
         else:
-            top, form, notes, chunks = parts
+            data, gzipped, on_disk = read_trace_bytes(
+                path, *limit, threads=decode_workers(workers, READ_THREADS_MAX),
+                threads_from_bytes=PARALLEL_MIN_BYTES)
+            json_bytes = len(data)
+            # Tried on the file already: not again on its bytes.
+            parts = None if file is not None else _split_and_decode_fast(
+                MemoryText(memoryview(data)), str(path), progress, workers)
+            if parts is None:
+                top, events_buf, form, notes = _split_top_level(data, str(path), limit)
+                parts = top, form, notes, _decode_all(events_buf, str(path), progress, notes,
+                                                      workers)
+                del events_buf
+            del data  # the JSON text is freed before the tables are built (peak memory)
     except RecursionError:
         raise TraceDecodeError(f"{path}: JSON nested too deeply to decode") from None
-    json_bytes = len(data)
+    top, form, notes, chunks = parts
     threads = worker_count(workers) if json_bytes >= PARALLEL_MIN_BYTES else 1
-    del data  # the JSON text is freed before the tables are built (peak memory)
     return _build_trace(str(path), on_disk, json_bytes, gzipped, form, top, chunks, notes,
                         threads)
 
