@@ -14,13 +14,13 @@ process with SIGBUS; a read sees a short file and reports it.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import BinaryIO
 
 from traceviz.errors import TraceDecodeError, TraceNotFoundError, TraceTooLargeError
 from traceviz.trace.limits import format_size, max_memory_bytes
 from traceviz.trace.parallel import thread_map
+from traceviz.trace.text import pread_into
 
 GZIP_MAGIC = b"\x1f\x8b"
 #: Compressed bytes read, and inflated bytes produced, per step of the stream.
@@ -103,17 +103,8 @@ def _read_threaded(fd: int, buf: bytearray, threads: int) -> int:
     view = memoryview(buf)
     offsets = range(0, len(buf), READ_SLICE_BYTES)
 
-    def read_slice(at: int) -> int:
-        part = view[at : at + READ_SLICE_BYTES]
-        done = 0
-        while done < len(part):
-            n = os.preadv(fd, [part[done:]], at + done)
-            if n == 0:
-                break
-            done += n
-        return done
-
-    got = thread_map(read_slice, offsets, threads)
+    got = thread_map(lambda at: pread_into(fd, view[at : at + READ_SLICE_BYTES], at), offsets,
+                     threads)
     full = 0
     for at, n in zip(offsets, got, strict=True):
         if n < min(READ_SLICE_BYTES, len(buf) - at):

@@ -31,6 +31,18 @@ _CLOSE = 0x5D  # "]"
 WINDOW_BYTES = 64 * 1024
 
 
+def pread_into(fd: int, view: memoryview, offset: int) -> int:
+    """Fill ``view`` with the bytes of ``fd`` from ``offset`` (``os.preadv`` until full or the
+    end of the file); returns the bytes read."""
+    done = 0
+    while done < len(view):
+        n = os.preadv(fd, [view[done:]], offset + done)
+        if n == 0:
+            break
+        done += n
+    return done
+
+
 @dataclass(frozen=True)
 class MemoryText:
     """Text held in memory: ``buf`` (writable, for the in-place serial decode)."""
@@ -74,12 +86,12 @@ class FileText:
     def __len__(self) -> int:
         return self.size
 
-    def window(self, start: int, end: int) -> bytes:
+    def window(self, start: int, end: int) -> bytearray:
         """``text[start:end]`` (clipped to the text), read from the file."""
         start, end = max(0, start), min(self.size, end)
         out = bytearray(max(0, end - start))
         self._fill(memoryview(out), start)
-        return bytes(out)
+        return out
 
     def sub(self, start: int, end: int) -> FileText:
         return FileText(self.path, self.fd, self.offset + start, end - start)
@@ -96,13 +108,9 @@ class FileText:
         return decode_chunk(self.bracketed(start, end))
 
     def _fill(self, view: memoryview, start: int) -> None:
-        done = 0
-        while done < len(view):
-            n = os.preadv(self.fd, [view[done:]], self.offset + start + done)
-            if n == 0:
-                raise TraceDecodeError(f"{self.path}: the file became shorter while it was "
-                                       "read (is it being rewritten?)")
-            done += n
+        if pread_into(self.fd, view, self.offset + start) < len(view):
+            raise TraceDecodeError(f"{self.path}: the file became shorter while it was read "
+                                   "(is it being rewritten?)")
 
 
 Text = MemoryText | FileText
