@@ -39,7 +39,7 @@ import numpy as np
 from traceviz.analyze.links import Links
 from traceviz.analyze.model import GapTable, HealthWarning
 from traceviz.trace import Trace
-from traceviz.trace.parallel import process_map, thread_map
+from traceviz.trace.parallel import thread_map
 from traceviz.vocab import (
     COMPILED_FX_GRAPH_PREFIX,
     COMPILED_REGION,
@@ -845,16 +845,6 @@ class _Work:
 # --- the attribution -------------------------------------------------------------------------
 
 
-def host_wait_sources(trace: Trace, links: Links, gaps: GapTable,
-                      step_names: tuple[str, ...], threads: int = 1) -> HostWaitSources:
-    """Attribute every ``host_wait`` / ``sync_wait`` gap to the CPU events open on the thread
-    of the launch call that ends it (definitions in the module docstring). ``threads``: the
-    blocks of events are attributed by this many workers (:func:`plan_host_wait`,
-    :func:`~traceviz.trace.parallel.process_map`); the result does not depend on it."""
-    plan = plan_host_wait(trace, links, gaps, step_names, threads)
-    return plan.merge(process_map(plan.attribute, len(plan.blocks), threads))
-
-
 @dataclass(frozen=True)
 class HostWaitPlan:
     """The attribution cut into blocks (:func:`_blocks`): ``attribute(i)`` nests, attributes
@@ -877,8 +867,12 @@ class HostWaitPlan:
 
 def plan_host_wait(trace: Trace, links: Links, gaps: GapTable, step_names: tuple[str, ...],
                    threads: int = 1) -> HostWaitPlan:
-    """Gather each CPU thread's events (on ``threads`` threads) and cut them into blocks:
-    one per CPU thread for one worker, else about :data:`BLOCKS_PER_THREAD` per worker."""
+    """Plan the attribution of every ``host_wait`` / ``sync_wait`` gap to the CPU events open
+    on the thread of the launch call that ends it (definitions in the module docstring):
+    gather each CPU thread's events (on ``threads`` threads) and cut them into blocks, one per
+    CPU thread for one worker, else about :data:`BLOCKS_PER_THREAD` per worker. The result,
+    ``plan.merge([plan.attribute(i) for i in range(len(plan.blocks))])``, does not depend on
+    ``threads`` nor on where the blocks ran."""
     rt = trace.runtime
     n_steps = len(step_names)
     has_stacks = trace.meta.category_counts.get("python_function", 0) > 0
