@@ -122,10 +122,10 @@ def comparison_output(
     inputs: list[Path], baseline: str | None, thresholds: list[str] | None,
     thresholds_file: Path | None, fmt: str, plotlyjs: str,
     health_out: list[tuple[str, Any]] | None = None,
-) -> tuple[str, Path]:
-    """Render the comparison of ``inputs`` (through :class:`traceviz.api.Comparison`); also
-    return the default HTML path. ``health_out`` receives ``(mode, health warnings)`` of each
-    analysed mode (``--strict``)."""
+) -> str:
+    """Render the comparison of ``inputs`` (through :class:`traceviz.api.Comparison`; its
+    default HTML path: :func:`comparison_default`). ``health_out`` receives ``(mode, health
+    warnings)`` of each analysed mode (``--strict``)."""
     from traceviz.analyze.verdicts import parse_thresholds
     from traceviz.api import Comparison
 
@@ -133,7 +133,7 @@ def comparison_output(
                                        parse_thresholds(thresholds, thresholds_file))
     if health_out is not None:
         health_out.extend(comparison.mode_health())
-    return comparison.render(fmt, plotlyjs), comparison_default(inputs)
+    return comparison.render(fmt, plotlyjs)
 
 
 def comparison_default(inputs: list[Path]) -> Path:
@@ -185,10 +185,10 @@ def compare(
         if strict:
             enforce_strict(health)
         return
-    OutputExistsError.refuse(output_path(fmt.value, out, comparison_default(inputs)),
-                             force=force)
-    payload, default = comparison_output(inputs, baseline, threshold, thresholds_file,
-                                         fmt.value, plotlyjs.value, health_out=health)
+    default = comparison_default(inputs)
+    OutputExistsError.refuse(output_path(fmt.value, out, default), force=force)
+    payload = comparison_output(inputs, baseline, threshold, thresholds_file, fmt.value,
+                                plotlyjs.value, health_out=health)
     emit(payload, fmt.value, out, default, force)
     if strict:
         enforce_strict(health)

@@ -217,8 +217,8 @@ def report(
             if strict:
                 enforce_strict(health)
             return
-        payload, _ = comparison_output([target], baseline, threshold, thresholds_file,
-                                       fmt.value, plotlyjs.value, health_out=health)
+        payload = comparison_output([target], baseline, threshold, thresholds_file, fmt.value,
+                                    plotlyjs.value, health_out=health)
         traces = sorted(target.glob("*.pt.trace.json*"))
     else:
         rendered = _trace_payload(target, fmt, plotlyjs.value,
