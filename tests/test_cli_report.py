@@ -137,6 +137,21 @@ def test_report_path_never_imports_torch(trace_file: Path) -> None:
     assert r.stderr.split("HEAVY=")[1].strip() == ""
 
 
+def test_one_trace_report_imports_neither_the_runner_nor_the_comparison(
+        trace_file: Path) -> None:
+    code = (
+        "import sys\nfrom traceviz.cli.app import app\n"
+        f"try:\n    app(['report', {str(trace_file)!r}, '--format', 'json'])\n"
+        "except SystemExit:\n    pass\n"
+        "print(*sys.modules)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    loaded = set(r.stdout.split())
+    assert "traceviz.analyze.analysis" in loaded
+    assert not loaded & {"traceviz.collect.runner", "traceviz.cli.profile_run",
+                         "traceviz.analyze.compare", "traceviz.report.compare_report"}
+
+
 @pytest.mark.hta
 def test_hta_flag_adds_an_hta_section_to_json_and_html(trace_file: Path, tmp_path: Path) -> None:
     pytest.importorskip("hta")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from unittest import mock
 
 import msgspec
@@ -52,21 +53,10 @@ def test_parallel_chunks_equal_serial_ones_through_shared_memory() -> None:
     buf = _events(900)
     spans = split_event_array(buf, 3_000)
     assert len(spans) > 8
-    stored = []
-    real_store = SharedColumns.store
-
-    def store(self: SharedColumns, i: int, chunk: ColumnChunk) -> object:
-        out = real_store(self, i, chunk)
-        stored.append(out is not None)
-        return out
-
-    with mock.patch.object(SharedColumns, "store", store):
-        got = decode_spans_parallel(MemoryText(buf), spans, 3)
+    got = decode_spans_parallel(MemoryText(buf), spans, 3)
     want = _serial(buf, spans)
     assert len(got) == len(want) and all(_same(g, w) for g, w in zip(got, want, strict=True))
-    # the stores ran in the forked workers, not here; the chunks' columns are views of the
-    # shared mapping
-    assert stored == []
+    # every chunk's columns, decoded here or in a worker, are views of the shared mapping
     assert all(isinstance(getattr(g, f).base, memoryview) for g in got for f, _ in FIELDS)
 
 
@@ -168,6 +158,26 @@ def test_forked_map_gives_values_in_item_order_from_child_processes() -> None:
     assert os.getpid() not in {pid for _, pid in got}
 
 
+def _slow_pid(i: int) -> tuple[int, int]:
+    time.sleep(0.02)
+    return i, os.getpid()
+
+
+def test_this_process_taking_part_shares_the_items_once_each() -> None:
+    with ForkedMap(_slow_pid, 60, 2) as pool:
+        pool.take_part()
+        got = pool.wait()
+    assert [i for i, _ in got] == list(range(60))
+    pids = {pid for _, pid in got}
+    assert os.getpid() in pids and len(pids) > 1  # 1.2 s of items: every worker got some
+
+
+def test_an_error_in_this_processs_items_is_raised_in_item_order() -> None:
+    with ForkedMap(_fail_at_7_and_3, 10, 1) as pool, pytest.raises(ValueError, match="item 3"):
+        pool.take_part()
+        pool.wait()
+
+
 def _fail_at_7_and_3(i: int) -> int:
     if i in (3, 7):
         raise ValueError(f"item {i}")
@@ -184,9 +194,9 @@ def test_process_map_uses_threads_where_processes_cannot_fork() -> None:
         got = process_map(_pid, 20, 3)
     assert [i for i, _ in got] == list(range(20))
     assert {pid for _, pid in got} == {os.getpid()}
-    forked = process_map(_pid, 20, 3)
-    assert [i for i, _ in forked] == list(range(20))
-    assert os.getpid() not in {pid for _, pid in forked}
+    forked = process_map(_slow_pid, 40, 3)
+    assert [i for i, _ in forked] == list(range(40))
+    assert len({pid for _, pid in forked}) > 1
     assert {pid for _, pid in process_map(_pid, 20, 1)} == {os.getpid()}
 
 

@@ -18,6 +18,7 @@ from traceviz.analyze.validity import (
     FAR_FACTOR,
     FAR_MIN_MARGIN_NS,
     far_bounds_ns,
+    far_bounds_sorted,
 )
 
 
@@ -191,6 +192,17 @@ def test_far_bounds_are_p1_p99_plus_ten_times_their_width_at_least_one_second() 
     assert far_bounds_ns(starts) == (p1 - margin, p99 + margin)
     assert far_bounds_ns(np.zeros(5, np.int64)) == (-FAR_MIN_MARGIN_NS, FAR_MIN_MARGIN_NS)
     assert far_bounds_ns(np.zeros(0, np.int64)) is None
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_far_bounds_bisected_over_sorted_tables_equal_the_partitioned_ones(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    parts = [np.sort(rng.choice([
+        rng.integers(-5, 5, n), rng.integers(0, 10**12, n),
+        rng.integers(-2**62, 2**62, n), np.full(n, rng.integers(0, 100))])).astype(np.int64)
+        for n in rng.integers(0, 300, 3)]
+    assert far_bounds_sorted(parts) == far_bounds_ns(np.concatenate(parts))
+    assert far_bounds_sorted([np.zeros(0, np.int64)] * 3) is None
 
 
 @pytest.mark.parametrize(("offset_ns", "flagged"), [(0, False), (1, True)])

@@ -137,8 +137,39 @@ def far_bounds_ns(starts: np.ndarray) -> tuple[int, int] | None:
     return p1 - margin, p99 + margin
 
 
+def far_bounds_sorted(parts: list[np.ndarray]) -> tuple[int, int] | None:
+    """:func:`far_bounds_ns` of the starts of ``parts`` together, each part sorted: the
+    nearest-rank percentiles are found by bisection on the value (``O(log² n)``, no copy)."""
+    n = sum(len(p) for p in parts)
+    if n == 0:
+        return None
+    k1, k99 = max(1, -(-n // 100)) - 1, max(1, -(-n * 99 // 100)) - 1
+    p1, p99 = _kth_smallest(parts, k1), _kth_smallest(parts, k99)
+    margin = max(FAR_FACTOR * (p99 - p1), FAR_MIN_MARGIN_NS)
+    return p1 - margin, p99 + margin
+
+
+def _kth_smallest(parts: list[np.ndarray], k: int) -> int:
+    """The ``k``-th smallest (0-based) value of the sorted ``parts`` together: the least
+    value ``v`` with more than ``k`` values ``≤ v``."""
+    lo = min(int(p[0]) for p in parts if len(p))
+    hi = max(int(p[-1]) for p in parts if len(p))
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if sum(int(np.searchsorted(p, mid, side="right")) for p in parts) > k:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 def screen_values(trace: Trace) -> Screened:
-    """Exclude (and count) events whose values are no valid time; see the module docstring."""
+    """Exclude (and count) events whose values are no valid time; see the module docstring.
+
+    A trace's tables are sorted by ``ts_ns`` (:mod:`traceviz.trace.tables`), so a table's
+    negative and invalid starts (``INVALID_NS`` is negative) come first, and the far-outside
+    bounds of a trace with nothing excluded before them are found by bisection: a clean trace
+    costs one pass over each ``dur_ns`` column."""
     value_checks = {
         "invalid_timestamp": "ts is NaN, infinite, not a number or out of range",
         "invalid_duration": "dur is NaN, infinite, not a number or out of range",
@@ -146,16 +177,20 @@ def screen_values(trace: Trace) -> Screened:
         "negative_duration": "dur is negative (the event ends before it starts)",
     }
     flags: dict[str, dict[str, np.ndarray]] = {code: {} for code in value_checks}
-    excluded: dict[str, np.ndarray] = {}
+    excluded: dict[str, np.ndarray | None] = {}  # None: nothing excluded from the table
     for table in _TABLES:
         df: pd.DataFrame = getattr(trace, table)
         ts, dur = df["ts_ns"].to_numpy(), df["dur_ns"].to_numpy()
+        negative_dur = dur < 0
+        if (len(ts) == 0 or ts[0] >= 0) and not negative_dur.any():
+            excluded[table] = None
+            continue
         bad_ts, bad_dur = ts == INVALID_NS, dur == INVALID_NS
         flags["invalid_timestamp"][table] = bad_ts
         flags["invalid_duration"][table] = bad_dur
         flags["negative_timestamp"][table] = (ts < 0) & ~bad_ts
-        flags["negative_duration"][table] = (dur < 0) & ~bad_dur
-        excluded[table] = bad_ts | bad_dur | (ts < 0) | (dur < 0)
+        flags["negative_duration"][table] = negative_dur & ~bad_dur
+        excluded[table] = (ts < 0) | negative_dur
 
     out: list[HealthWarning] = []
     for code, what in value_checks.items():
@@ -165,14 +200,14 @@ def screen_values(trace: Trace) -> Screened:
                                 _EXCLUDED))
 
     steps = _step_markers(trace.cpu)
-    degenerate = steps & (excluded["cpu"] | (trace.cpu["dur_ns"].to_numpy() <= 0))
+    degenerate = steps & _either(excluded["cpu"], trace.cpu["dur_ns"].to_numpy() <= 0)
     if degenerate.any():
         count = int(np.count_nonzero(degenerate))
         out.append(_warning(trace, "degenerate_step_windows", count,
                             _first({"cpu": degenerate}, trace),
                             "ProfilerStep window of no positive length (dur zero, negative, NaN "
                             "or infinite)", "not used as steps", ("window", "windows")))
-        excluded["cpu"] = excluded["cpu"] | degenerate
+        excluded["cpu"] = _either(excluded["cpu"], degenerate)
 
     far = _far_outside(trace, excluded)
     if far is not None:
@@ -182,15 +217,24 @@ def screen_values(trace: Trace) -> Screened:
                             f"after p99 + margin of event starts, margin = max({FAR_FACTOR} × "
                             "(p99 − p1), 1 s))", _EXCLUDED))
         for table, m in far.items():
-            excluded[table] = excluded[table] | m
+            excluded[table] = _either(excluded[table], m)
 
-    n_excluded = sum(int(np.count_nonzero(m)) for m in excluded.values())
+    n_excluded = sum(int(np.count_nonzero(m)) for m in excluded.values() if m is not None)
+    gpu_excluded = excluded["gpu"]
+    if n_excluded == 0 or gpu_excluded is None:
+        gpu_rows = np.arange(len(trace.gpu), dtype=np.int64)
+    else:
+        gpu_rows = np.flatnonzero(~gpu_excluded).astype(np.int64)
     if n_excluded == 0:
-        return Screened(trace, np.arange(len(trace.gpu), dtype=np.int64), len(trace.gpu),
-                        tuple(out), 0)
-    kept = {t: getattr(trace, t).loc[~excluded[t]].reset_index(drop=True) for t in _TABLES}
-    return Screened(replace(trace, **kept), np.flatnonzero(~excluded["gpu"]).astype(np.int64),
-                    len(trace.gpu), tuple(out), n_excluded)
+        return Screened(trace, gpu_rows, len(trace.gpu), tuple(out), 0)
+    kept = {t: getattr(trace, t).loc[~m].reset_index(drop=True)
+            for t, m in excluded.items() if m is not None}
+    return Screened(replace(trace, **kept), gpu_rows, len(trace.gpu), tuple(out), n_excluded)
+
+
+def _either(a: np.ndarray | None, b: np.ndarray) -> np.ndarray:
+    """``a | b``, where ``a`` ``None`` stands for no row."""
+    return b if a is None else a | b
 
 
 def index_loaded_rows(a: Analysis, screened: Screened) -> Analysis:
@@ -207,20 +251,36 @@ def index_loaded_rows(a: Analysis, screened: Screened) -> Analysis:
                    gaps=replace(a.gaps, activity=kept[a.gaps.activity]))
 
 
-def _far_outside(trace: Trace, excluded: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
-    """Per table, the not yet excluded events that start outside :func:`far_bounds_ns`;
-    ``None`` when there are none. Durations are not judged: an annotation that lasts until the
-    profiler stops is legitimate, however long."""
-    starts = np.concatenate([getattr(trace, t)["ts_ns"].to_numpy()[~excluded[t]]
-                             for t in _TABLES])
-    bounds = far_bounds_ns(starts)
+def _far_outside(trace: Trace, excluded: dict[str, np.ndarray | None]
+                 ) -> dict[str, np.ndarray] | None:
+    """Per table, the not yet excluded events that start outside :func:`far_bounds_ns`
+    (tables with none may be left out); ``None`` when there are none. Durations are not
+    judged: an annotation that lasts until the profiler stops is legitimate, however long."""
+    starts = {t: getattr(trace, t)["ts_ns"].to_numpy() for t in _TABLES}
+    if all(m is None for m in excluded.values()):
+        # Nothing excluded and every table sorted: bisect for the bounds and the far rows.
+        bounds = far_bounds_sorted(list(starts.values()))
+        if bounds is None:
+            return None
+        far = {}
+        for t, ts in starts.items():
+            before = int(np.searchsorted(ts, bounds[0], side="left"))
+            after = int(np.searchsorted(ts, bounds[1], side="right"))
+            if before or after < len(ts):
+                m = np.zeros(len(ts), bool)
+                m[:before] = m[after:] = True
+                far[t] = m
+        return far or None
+    keep = {t: ~m if m is not None else None for t, m in excluded.items()}
+    bounds = far_bounds_ns(np.concatenate([ts if keep[t] is None else ts[keep[t]]
+                                           for t, ts in starts.items()]))
     if bounds is None:
         return None
     lo, hi = bounds
     far = {}
-    for t in _TABLES:
-        ts = getattr(trace, t)["ts_ns"].to_numpy()
-        far[t] = ~excluded[t] & ((ts < lo) | (ts > hi))
+    for t, ts in starts.items():
+        outside = (ts < lo) | (ts > hi)
+        far[t] = outside if keep[t] is None else outside & keep[t]
     return far if any(m.any() for m in far.values()) else None
 
 

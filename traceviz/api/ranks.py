@@ -47,7 +47,7 @@ class Ranks:
         scheduler address (``tcp://host:8786``). ``progress(done, total)`` as ranks finish.
         """
         from traceviz.scale import analyze_rank_paths
-        from traceviz.scale.task import is_url
+        from traceviz.trace.source import is_url
 
         return cls(analyze_rank_paths(
             [p if isinstance(p, str) and is_url(p) else Path(p) for p in paths],

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import sys
+
 import typer
 
 app = typer.Typer(
@@ -20,8 +24,35 @@ def _root() -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point. Once the command is done, its files written and closed, the
+    process exits without tearing the interpreter down (as mypy does): the ``atexit`` handlers
+    run and the output streams are flushed, but the modules and objects are not freed one by
+    one, which took 0.25 s of every run (pandas, numpy and the trace tables). An error that is
+    not a :class:`SystemExit` (a bug) still exits the usual way, with its traceback."""
+    try:
+        app()
+    except SystemExit as exc:
+        _exit_now(exc.code)
+
+
+def _exit_now(code: object) -> None:
+    """Exit with ``code`` as :class:`SystemExit` would (``None`` → 0, an int → itself, else
+    printed to stderr → 1; 120 when stdout or stderr cannot be flushed, as CPython does), but
+    without the interpreter's teardown."""
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:
+        print(code, file=sys.stderr)
+        status = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream
+            status = status or 120
+    os._exit(status)
 
 # Commands (each module keeps its heavy imports inside the command function).
 from traceviz.cli import report_cmd  # noqa: E402

@@ -139,7 +139,7 @@ def comparison_output(
 def comparison_default(inputs: list[Path]) -> Path:
     """Where a comparison's HTML goes without ``-o``: the run dir's ``report.html``, else
     ``traceviz-compare.html``."""
-    from traceviz.report.compare_report import is_run_dir
+    from traceviz.report.run_dir import is_run_dir
 
     return inputs[0] / "report.html" if is_run_dir(inputs[0]) else Path("traceviz-compare.html")
 

@@ -172,9 +172,9 @@ def report(
     apply_max_memory(max_memory)
     apply_workers(workers)
     from traceviz.errors import OutputExistsError, UsageError
-    from traceviz.report.compare_report import is_run_dir
     from traceviz.report.ranks_output import rank_trace_paths
-    from traceviz.scale.task import is_url
+    from traceviz.report.run_dir import is_run_dir
+    from traceviz.trace.source import is_url
 
     if hta:
         from traceviz.api import HtaMissingError

@@ -17,8 +17,8 @@ from traceviz.analyze.compare import Comparison, ModeInput, compare
 from traceviz.analyze.verdicts import Thresholds
 from traceviz.errors import UsageError
 from traceviz.report.model import Report, build_comparison_report
+from traceviz.report.run_dir import MANIFEST, is_run_dir
 
-MANIFEST = "manifest.json"
 FORMATS = ("html", "json", "md", "text")
 SCHEMA = "traceviz.compare/1"
 _TRACE_SUFFIX = re.compile(r"(\.pt\.trace)?\.json(\.gz)?$")
@@ -31,10 +31,6 @@ class Inputs:
     modes: list[ModeInput]
     source: str  # the run dir, or the trace paths joined
     manifest: dict[str, Any] | None  # the whole run manifest, if any
-
-
-def is_run_dir(path: Path) -> bool:
-    return path.is_dir() and (path / MANIFEST).is_file()
 
 
 def _analyze(path: Path) -> tuple[Any, str | None]:

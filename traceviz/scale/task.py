@@ -19,7 +19,6 @@ raises it, exit 2, as before).
 from __future__ import annotations
 
 import dataclasses
-import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -28,9 +27,8 @@ from pathlib import Path
 from traceviz.analyze.distributed.digest import RankDigest
 from traceviz.analyze.distributed.model import FailedRank
 from traceviz.errors import TracevizError, UsageError
+from traceviz.trace.source import is_url
 
-#: ``scheme://`` at the start of a target: read through fsspec.
-URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 #: Bytes copied per read from an fsspec file.
 COPY_BYTES = 8 * 1024 * 1024
 
@@ -51,11 +49,6 @@ class RankRefused:
 
     path: str
     message: str
-
-
-def is_url(target: str) -> bool:
-    """Whether ``target`` is an fsspec URL rather than a local path."""
-    return URL.match(target) is not None
 
 
 def rank_task(path: str, max_memory_bytes: int | None = None

@@ -7,7 +7,10 @@ JSON file read their own chunks from it (:class:`~traceviz.trace.text.FileText`:
 never holds the whole text); those of text in memory (an inflated gzip trace) read it
 copy-free, never writing it. They take chunks from a shared counter and leave their numpy
 columns in a shared mapping (:mod:`~traceviz.trace.shared_columns`); only the rest of each
-chunk (names, metadata rows) travels back through a pipe.
+chunk (names, metadata rows) travels back through a pipe. This process takes chunks and
+blocks from the same counter once it has nothing else to do (:meth:`ForkedMap.take_part`), so
+it forks one worker fewer where the workers would otherwise fill every core
+(:func:`forked_workers`).
 
 Count (:func:`worker_count`): ``--workers N`` / ``load(workers=N)`` / ``analyze(trace,
 workers=N)`` when given, else every usable core (the analysis uses at most 8 threads). Decode
@@ -79,6 +82,13 @@ def decode_workers(requested: int | None, n_chunks: int) -> int:
     return max(1, min(want, n_chunks, by_memory))
 
 
+def forked_workers(workers: int) -> int:
+    """Processes to fork for ``workers`` workers when this process takes items too
+    (:meth:`ForkedMap.take_part`): ``workers``, but with this one no more processes than
+    :func:`usable_cpus`; at least 1."""
+    return max(1, min(workers, usable_cpus() - 1))
+
+
 def thread_map(fn: Callable[[T], R], items: Iterable[T], threads: int) -> list[R]:
     """``[fn(x) for x in items]``, on up to ``threads`` threads when that is more than one
     (for numpy work, which releases the GIL); in order; the first error is raised."""
@@ -103,12 +113,16 @@ def can_fork() -> bool:
 _TASK: tuple[Callable[[int], Any], Any, int] | None = None
 
 
-def _take_items() -> list[tuple[int, Any]]:
-    """In a forked worker: take the next item until none is left; per item (index, its value
-    or its error)."""
-    assert _TASK is not None
-    fn, counter, count = _TASK
+def _take_items(task: tuple[Callable[[int], Any], Any, int] | None = None,
+                poll: Callable[[], None] | None = None) -> list[tuple[int, Any]]:
+    """Take the next item of ``task`` (in a forked worker: the inherited :data:`_TASK`) until
+    none is left; per item (index, its value or its error). ``poll()`` is called between items
+    every :data:`PROGRESS_S` seconds."""
+    import time
+
+    fn, counter, count = task or _TASK  # type: ignore[misc]
     out: list[tuple[int, Any]] = []
+    polled = time.monotonic()
     while True:
         with counter.get_lock():
             i = counter.value
@@ -119,6 +133,9 @@ def _take_items() -> list[tuple[int, Any]]:
             out.append((i, fn(i)))
         except Exception as exc:  # every item is done; the parent raises the first error
             out.append((i, exc))
+        if poll is not None and time.monotonic() - polled >= PROGRESS_S:
+            poll()
+            polled = time.monotonic()
 
 
 class ForkedMap:
@@ -126,9 +143,9 @@ class ForkedMap:
     construction: each worker takes the next index from a shared counter until none is left,
     so the items balance across the workers and this process hands nothing out. ``fn`` and
     what it reads are inherited through ``fork`` (copy-free); only its values travel back,
-    pickled. This process is free meanwhile; :meth:`wait` collects the values in order and
-    raises the first failing item's error. Use as a context manager (leaving it waits for the
-    workers). Needs :func:`can_fork`."""
+    pickled. This process is free meanwhile, and can take items too (:meth:`take_part`);
+    :meth:`wait` collects the values in order and raises the first failing item's error. Use
+    as a context manager (leaving it waits for the workers). Needs :func:`can_fork`."""
 
     def __init__(self, fn: Callable[[int], Any], count: int, workers: int) -> None:
         import multiprocessing as mp
@@ -139,7 +156,9 @@ class ForkedMap:
         self._next = ctx.Value("q", 0)
         self._workers = max(1, min(workers, count))
         self._pool = ProcessPoolExecutor(self._workers, mp_context=ctx)
-        _TASK = fn, self._next, count
+        self._task = fn, self._next, count
+        self._own: list[tuple[int, Any]] = []
+        _TASK = self._task
         try:  # a fork pool starts all its workers at the first submit
             self._futures = [self._pool.submit(_take_items) for _ in range(self._workers)]
         except BaseException:
@@ -164,6 +183,12 @@ class ForkedMap:
                and not all(f.done() for f in self._futures)):
             time.sleep(0.001)
 
+    def take_part(self, poll: Callable[[], None] | None = None) -> None:
+        """Take items here too, as the workers do, until none is left (their values are kept
+        for :meth:`wait`); ``poll()`` is called between items every :data:`PROGRESS_S`
+        seconds."""
+        self._own += _take_items(self._task, poll)
+
     def wait(self, poll: Callable[[], None] | None = None) -> list[Any]:
         """The values in item order; ``poll()`` is called every :data:`PROGRESS_S` seconds
         until the workers are done. Raises the error of the first item that failed, or
@@ -177,7 +202,8 @@ class ForkedMap:
             if poll is not None:
                 poll()
         try:
-            done = sorted((r for f in self._futures for r in f.result()), key=lambda r: r[0])
+            done = sorted([*self._own, *(r for f in self._futures for r in f.result())],
+                          key=lambda r: r[0])
         except BrokenProcessPool:
             raise WorkerDiedError(
                 f"a worker process (of {self._workers}) died before it finished: killed, "
@@ -190,12 +216,14 @@ class ForkedMap:
 
 def process_map(fn: Callable[[int], R], count: int, workers: int) -> list[R]:
     """``[fn(i) for i in range(count)]`` by ``workers`` workers: forked processes
-    (:class:`ForkedMap`) where :func:`can_fork`, else threads (:func:`thread_map`); right here
-    for one worker or one item. The first failing item's error is raised."""
+    (:class:`ForkedMap`, :func:`forked_workers` of them, this process taking items too) where
+    :func:`can_fork`, else threads (:func:`thread_map`); right here for one worker or one
+    item. The first failing item's error is raised."""
     if workers <= 1 or count <= 1:
         return [fn(i) for i in range(count)]
     if can_fork():
-        with ForkedMap(fn, count, workers) as pool:
+        with ForkedMap(fn, count, forked_workers(workers)) as pool:
+            pool.take_part()
             return pool.wait()
     return thread_map(fn, range(count), workers)
 
@@ -204,17 +232,18 @@ def decode_spans_parallel(text: Text, spans: list[tuple[int, int]], workers: int
                           progress: Callable[[int, int], None] | None = None,
                           meanwhile: Callable[[], object] | None = None
                           ) -> list[ColumnChunk]:
-    """Decode ``spans`` of ``text`` (see :func:`~traceviz.trace.text.split_text`) in
-    ``workers`` forked processes (:class:`ForkedMap`; :func:`decode_workers` says how many),
-    returning chunks in order; a span that fails raises its error (the first span's, in
+    """Decode ``spans`` of ``text`` (see :func:`~traceviz.trace.text.split_text`) by
+    ``workers`` workers (:func:`decode_workers` says how many): :func:`forked_workers` forked
+    processes (:class:`ForkedMap`), this process taking spans too once ``meanwhile()`` is done;
+    returns chunks in order; a span that fails raises its error (the first span's, in
     order). Each worker reads its spans (from the file, for a
     :class:`~traceviz.trace.text.FileText`) into a bracketed copy: the text is never written.
 
     The workers leave the columns in shared memory
     (:mod:`~traceviz.trace.shared_columns`), so this process does not unpickle them
     meanwhile: ``meanwhile()`` runs here once the workers have started (the loader imports
-    pandas there), then ``progress(bytes decoded, len(text))`` every :data:`PROGRESS_S`
-    seconds."""
+    pandas there), then this process decodes spans too; ``progress(bytes decoded,
+    len(text))`` is called every :data:`PROGRESS_S` seconds."""
     import multiprocessing as mp
 
     total = len(text)
@@ -236,10 +265,11 @@ def decode_spans_parallel(text: Text, spans: list[tuple[int, int]], workers: int
         if progress is not None:
             progress(min(done_bytes.value, total), total)
 
-    with ForkedMap(decode, len(spans), workers) as pool:
+    with ForkedMap(decode, len(spans), forked_workers(workers)) as pool:
         if meanwhile is not None:
             pool.await_start()
             meanwhile()
+        pool.take_part(report)
         done = pool.wait(report)
     return [columns.load(i, chunk, rows) if rows >= 0 and columns is not None else chunk
             for i, (chunk, rows) in enumerate(done)]

@@ -14,6 +14,7 @@ process with SIGBUS; a read sees a short file and reports it.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import BinaryIO
 
@@ -22,11 +23,18 @@ from traceviz.trace.limits import format_size, max_memory_bytes
 from traceviz.trace.parallel import thread_map
 from traceviz.trace.text import pread_into
 
+#: ``scheme://`` at the start of a trace target: an fsspec URL (rank traces read remotely).
+URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 GZIP_MAGIC = b"\x1f\x8b"
 #: Compressed bytes read, and inflated bytes produced, per step of the stream.
 PIECE_BYTES = 8 * 1024 * 1024
 #: Deflate cannot expand data by more than this factor; an ISIZE beyond it is a lie.
 MAX_DEFLATE_RATIO = 1032
+
+
+def is_url(target: str) -> bool:
+    """Whether ``target`` is an fsspec URL rather than a local path."""
+    return URL.match(target) is not None
 
 
 def too_large(path: Path, size: str, limit: int, source: str) -> TraceTooLargeError:
