@@ -105,13 +105,15 @@ def test_an_analysis_worker_that_dies_is_one_line_and_exit_code_1(tmp_path: Path
         b.kernel(launch_ts=1_000 + i * 400_000, ts=10_000 + i * 400_000, dur=5_000)
     path = b.write(tmp_path / "t.json")
     code = (
-        "import importlib, os, sys\n"
+        "import importlib, os, sys, time\n"
         "hw = importlib.import_module('traceviz.analyze.host_wait')\n"
         "hw.MIN_BLOCK_EVENTS = 1\n"
         "real = hw.HostWaitPlan.attribute\n"
+        "parent = os.getpid()\n"
         "def attribute(self, i):\n"
-        "    if i == 1:\n"
-        "        os._exit(9)\n"
+        "    if os.getpid() != parent:\n"
+        "        os._exit(9)  # a worker dies at its first block\n"
+        "    time.sleep(0.1)  # this process, taking blocks too, leaves some to the worker\n"
         "    return real(self, i)\n"
         "hw.HostWaitPlan.attribute = attribute\n"
         "from traceviz.cli.app import main\n"

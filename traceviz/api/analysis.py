@@ -17,8 +17,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from traceviz.analyze import model
-from traceviz.analyze.analysis import analyze as analyze_trace
 from traceviz.api import frames
 from traceviz.errors import TracevizError, UsageError
 from traceviz.lazy import pandas as pd
@@ -27,6 +25,7 @@ from traceviz.trace.loader import Progress
 from traceviz.trace.parallel import check_workers
 
 if TYPE_CHECKING:
+    from traceviz.analyze import model
     from traceviz.api.ranks import Ranks
     from traceviz.export.perfetto import ExportResult
     from traceviz.holistic.result import HtaResult
@@ -85,6 +84,8 @@ class Analysis:
     @classmethod
     def from_trace(cls, trace: Trace) -> Analysis:
         """Analyse an already loaded trace."""
+        from traceviz.analyze.analysis import analyze as analyze_trace
+
         return cls(trace, analyze_trace(trace))
 
     @property
@@ -271,6 +272,8 @@ def analyze(source: Any, *, workers: int | None = None,
     """
     check_workers(workers)
     if isinstance(source, Trace):
+        from traceviz.analyze.analysis import analyze as analyze_trace
+
         return analyze_trace(source, workers=workers)
     if isinstance(source, (list, tuple)):
         if not source:
@@ -283,5 +286,13 @@ def analyze(source: Any, *, workers: int | None = None,
     if not isinstance(source, (str, os.PathLike)):
         raise UsageError(f"analyze() needs a trace path, a list of paths or a Trace, not "
                          f"{type(source).__name__}")
-    trace = load(source, progress=progress, workers=workers)
-    return Analysis(trace, analyze_trace(trace, workers=workers))
+    # The analysis modules are imported while the loader's workers decode.
+    trace = load(source, progress=progress, workers=workers, meanwhile=_import_analysis)
+    return Analysis(trace, _import_analysis().analyze(trace, workers=workers))
+
+
+def _import_analysis() -> Any:
+    """The module :mod:`traceviz.analyze.analysis`, imported (once)."""
+    import importlib
+
+    return importlib.import_module("traceviz.analyze.analysis")

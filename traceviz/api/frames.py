@@ -10,12 +10,16 @@ object per GPU event.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from traceviz.analyze.model import Analysis
 from traceviz.lazy import pandas as pd
-from traceviz.trace import Trace
 from traceviz.vocab import GAP_CLASS_NAMES, Category
+
+if TYPE_CHECKING:
+    from traceviz.analyze.model import Analysis
+    from traceviz.trace import Trace
 
 _ACTIVITY_CATEGORY = {Category.KERNEL: "kernel", Category.GPU_MEMCPY: "memcpy",
                       Category.GPU_MEMSET: "memset"}

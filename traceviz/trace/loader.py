@@ -9,6 +9,7 @@ import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,8 @@ REPAIR_MEMORY_FACTOR = 12
 
 
 def load(path: str | Path, progress: Progress | None = None,
-         max_memory_bytes_: int | None = None, *, workers: int | None = None) -> Trace:
+         max_memory_bytes_: int | None = None, *, workers: int | None = None,
+         meanwhile: Callable[[], object] | None = None) -> Trace:
     """Load a Kineto/Chrome trace (``.json`` or gzip, object or legacy array form).
 
     ``progress(done_bytes, total_bytes)`` is called as event chunks are decoded.
@@ -68,6 +70,9 @@ def load(path: str | Path, progress: Progress | None = None,
     ``workers``: processes decoding the events of a trace of at least
     :data:`PARALLEL_MIN_BYTES` (default: the CLI's ``--workers``, else every usable core;
     :func:`traceviz.trace.parallel.decode_workers`).
+    ``meanwhile()`` is called at most once, here, while worker processes decode the events
+    (after pandas, which the tables need, is imported): imports the caller needs next cost no
+    wall time there. It is not called when the events are decoded in this process.
     Raises :class:`~traceviz.errors.TracevizError` subclasses on bad input.
     """
     check_workers(workers)
@@ -75,7 +80,7 @@ def load(path: str | Path, progress: Progress | None = None,
     try:
         with _plain_file(Path(path), limit[0], workers) as file:
             parts = (None if file is None
-                     else _split_and_decode_fast(file, str(path), progress, workers))
+                     else _split_and_decode_fast(file, str(path), progress, workers, meanwhile))
         if parts is not None and file is not None:  # decoded by the workers from the file
             on_disk = json_bytes = len(file)
             gzipped = False
@@ -86,11 +91,11 @@ def load(path: str | Path, progress: Progress | None = None,
             json_bytes = len(data)
             # Tried on the file already: not again on its bytes.
             parts = None if file is not None else _split_and_decode_fast(
-                MemoryText(memoryview(data)), str(path), progress, workers)
+                MemoryText(memoryview(data)), str(path), progress, workers, meanwhile)
             if parts is None:
                 top, events_buf, form, notes = _split_top_level(data, str(path), limit)
                 parts = top, form, notes, _decode_all(events_buf, str(path), progress, notes,
-                                                      workers)
+                                                      workers, meanwhile)
                 del events_buf
             del data  # the JSON text is freed before the tables are built (peak memory)
     except RecursionError:
@@ -135,7 +140,7 @@ SKELETON_TRIES = 16
 
 
 def _split_and_decode_fast(text: Text, path: str, progress: Progress | None,
-                           workers: int | None
+                           workers: int | None, meanwhile: Callable[[], object] | None = None
                            ) -> tuple[dict[str, Any], str, list[str], list[ColumnChunk]] | None:
     """Split a big object-form trace without a serial pass over its events (reading only its
     ends: the events are decoded chunk by chunk, in parallel); ``None`` when this does not
@@ -177,7 +182,8 @@ def _split_and_decode_fast(text: Text, path: str, progress: Progress | None,
             continue
         notes: list[str] = []
         try:
-            chunks = _decode_chunks(text.sub(len(head), end + 1), progress, notes, workers)
+            chunks = _decode_chunks(text.sub(len(head), end + 1), progress, notes, workers,
+                                    meanwhile)
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             return None
         return _top_values(raw_top, notes), "object", notes, chunks
@@ -312,10 +318,11 @@ _BARE_TOKENS = re.compile(r"(:\s*)(N/A|-?inf|-?Infinity|nan|NaN)(?=\s*[,}\]])")
 
 
 def _decode_all(buf: memoryview, path: str, progress: Progress | None,
-                notes: list[str], workers: int | None = None) -> list[ColumnChunk]:
+                notes: list[str], workers: int | None = None,
+                meanwhile: Callable[[], object] | None = None) -> list[ColumnChunk]:
     """Decode ``buf`` (the ``traceEvents`` array) chunk by chunk; bad input → TracevizError."""
     try:
-        return _decode_chunks(MemoryText(buf), progress, notes, workers)
+        return _decode_chunks(MemoryText(buf), progress, notes, workers, meanwhile)
     except msgspec.ValidationError as exc:
         raise NotATraceError(f"{path}: traceEvents entries are not event objects ({exc})"
                              ) from None
@@ -336,17 +343,17 @@ def _chunk_bytes(total: int, workers: int) -> int:
     return max(1, -(-total // (workers * rounds)))
 
 
-def _decode_chunks(text: Text, progress: Progress | None,
-                   notes: list[str], workers: int | None) -> list[ColumnChunk]:
+def _decode_chunks(text: Text, progress: Progress | None, notes: list[str],
+                   workers: int | None, meanwhile: Callable[[], object] | None = None
+                   ) -> list[ColumnChunk]:
     total = len(text)
     n = decode_workers(workers, -(-total // CHUNK_BYTES)) if total >= PARALLEL_MIN_BYTES else 1
     spans = split_text(text, _chunk_bytes(total, n))
     n = min(n, len(spans))
     if n > 1 and can_fork():
         try:
-            # pandas (for the tables) is imported while the workers decode.
-            return decode_spans_parallel(text, spans, n, progress,
-                                         lambda: importlib.import_module("pandas"))
+            return decode_spans_parallel(text, spans, n, progress, partial(_while_decoding,
+                                                                           meanwhile))
         except msgspec.DecodeError as exc:
             if isinstance(exc, msgspec.ValidationError) or "truncated" not in str(exc):
                 raise
@@ -374,6 +381,14 @@ def _decode_chunks(text: Text, progress: Progress | None,
             progress(end, total)
         i += 1
     return out
+
+
+def _while_decoding(meanwhile: Callable[[], object] | None) -> None:
+    """This process's work while its workers decode: import pandas (for the tables), then
+    the caller's ``meanwhile``."""
+    importlib.import_module("pandas")
+    if meanwhile is not None:
+        meanwhile()
 
 
 # --- tables ----------------------------------------------------------------------------------
