@@ -169,9 +169,17 @@ def nearest_rank(
     return sorted_values[starts + k]
 
 
+def _stable_argsort(keys: np.ndarray) -> np.ndarray:
+    """Stable argsort of int keys (a radix sort when they fit 16 bits unsigned)."""
+    if len(keys) and 0 <= keys.min() and keys.max() < 1 << 16:
+        keys = keys.astype(np.uint16)
+    return np.argsort(keys, kind="stable")
+
+
 def gap_stats(gaps: GapTable, step_names: tuple[str, ...]) -> tuple[GapStats, ...]:
     """Count, p50, p90, max and sum of gap lengths per class: per step, per stream, overall."""
     dur = gaps.end_ns - gaps.start_ns
+    by_dur = np.argsort(dur, kind="stable")  # sorted by (group, dur) below, one group sort each
     out: list[GapStats] = []
     streams = np.unique(gaps.stream)
     scopes = (
@@ -181,7 +189,7 @@ def gap_stats(gaps: GapTable, step_names: tuple[str, ...]) -> tuple[GapStats, ..
     )
     for scope, key, labels in scopes:
         group = key * 4 + gaps.cls
-        order = np.lexsort((dur, group))
+        order = by_dur[_stable_argsort(group[by_dur])]
         g_sorted, d_sorted = group[order], dur[order]
         uniq, starts, counts = np.unique(g_sorted, return_index=True, return_counts=True)
         if len(uniq) == 0:

@@ -175,7 +175,9 @@ class Analysis:
         """Exactly what ``traceviz report TRACE --format json`` prints."""
         import msgspec
 
-        encoded = msgspec.json.encode(self.to_dict())
+        from traceviz.report.jsonout import analysis_document
+
+        encoded = msgspec.json.encode(analysis_document(self._trace, self._result))
         return msgspec.json.format(encoded, indent=2).decode() + "\n"
 
     def render(self, fmt: str = "html", plotlyjs: str = "inline",

@@ -5,7 +5,8 @@ Times are microseconds (``*_us``: ``ns / 1000``, exact to the nanosecond). Keys 
 ``triton_kernels``, ``compile``, ``host_wait_sources``, ``health``, ``totals``, ``per_step``.
 
 Strict JSON: a number that is not finite (NaN, ±Infinity) is written as ``null``, never as the
-``NaN`` / ``Infinity`` tokens that JSON does not have (:func:`finite`, :func:`dumps`).
+``NaN`` / ``Infinity`` tokens that JSON does not have (:func:`finite`, :func:`dumps`; the
+report itself is encoded by msgspec, which writes them as ``null``).
 """
 
 from __future__ import annotations
@@ -116,9 +117,15 @@ def _first(md: dict[str, Any], *keys: str) -> Any:
 
 def analysis_to_dict(trace: Trace, a: Analysis) -> dict[str, Any]:
     """Every metric of the analysis as plain JSON-able data (non-finite numbers: ``None``)."""
+    return finite(analysis_document(trace, a))
+
+
+def analysis_document(trace: Trace, a: Analysis) -> dict[str, Any]:
+    """:func:`analysis_to_dict` before :func:`finite`: for ``msgspec.json.encode``, which
+    writes a non-finite float as ``null`` itself (the walk over the document is skipped)."""
     t = a.totals
     p = a.per_step
-    return finite({
+    return {
         "schema": SCHEMA,
         "traceviz_version": __version__,
         "trace": trace_info(trace),
@@ -251,4 +258,4 @@ def analysis_to_dict(trace: Trace, a: Analysis) -> dict[str, Any]:
             "cpu_us": us(p.cpu_ns),
             "cpu_bound_share": share(p.cpu_bound_share),
         },
-    })
+    }

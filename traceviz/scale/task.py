@@ -76,7 +76,7 @@ def _analyze(local: str, shown: str, max_memory_bytes: int | None) -> RankResult
 
     import traceviz
     from traceviz.analyze.distributed.digest import rank_digest
-    from traceviz.report.jsonout import analysis_to_dict
+    from traceviz.report.jsonout import analysis_document
 
     trace = traceviz.load(local, None, max_memory_bytes, workers=1)
     if shown != local:
@@ -84,7 +84,7 @@ def _analyze(local: str, shown: str, max_memory_bytes: int | None) -> RankResult
     analysis = traceviz.analyze(trace, workers=1)
     digest = rank_digest(trace, analysis)
     document = msgspec.json.encode({"rank": digest.info.rank,
-                                    **analysis_to_dict(trace, analysis)})
+                                    **analysis_document(trace, analysis)})
     return RankResult(shown, digest, document)
 
 
