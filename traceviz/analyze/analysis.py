@@ -36,7 +36,6 @@ from traceviz.analyze.validity import (
 )
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
-from traceviz.trace.pages import small_pages
 from traceviz.trace.parallel import process_map, worker_count
 from traceviz.vocab import Category, GapClass, LaunchKind
 
@@ -50,7 +49,6 @@ ANALYSIS_WORKERS_MAX = 8
 _DRIVER_LAUNCH = ("cuLaunchKernel", "cuLaunchKernelEx")
 
 
-@small_pages()
 def analyze(trace: Trace, *, workers: int | None = None) -> Analysis:
     """Compute every metric of ``docs/metrics.md`` for one trace.
 

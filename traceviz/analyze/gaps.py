@@ -171,7 +171,7 @@ def nearest_rank(
 
 def _stable_argsort(keys: np.ndarray) -> np.ndarray:
     """Stable argsort of int keys (a radix sort when they fit 16 bits unsigned)."""
-    if len(keys) and 0 <= keys.min() and keys.max() < 1 << 16:
+    if len(keys) and keys.min() >= 0 and keys.max() < 1 << 16:
         keys = keys.astype(np.uint16)
     return np.argsort(keys, kind="stable")
 

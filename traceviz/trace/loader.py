@@ -20,7 +20,6 @@ from traceviz.errors import NotATraceError, TraceDecodeError
 from traceviz.lazy import pandas as pd
 from traceviz.trace.decode import BOUNDARY, LEADING_WS, ColumnChunk, decode_chunk, string_id
 from traceviz.trace.limits import format_size, max_memory_bytes
-from traceviz.trace.pages import small_pages
 from traceviz.trace.parallel import (
     can_fork,
     check_workers,
@@ -437,7 +436,6 @@ def _table(cols: dict[str, np.ndarray], mask: np.ndarray, names: pd.CategoricalD
     return df
 
 
-@small_pages()
 def _build_trace(
     path: str,
     on_disk: int,
