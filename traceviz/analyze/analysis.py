@@ -40,12 +40,12 @@ from traceviz.trace.parallel import process_map, worker_count
 from traceviz.vocab import Category, GapClass, LaunchKind
 
 TOP_KERNELS = 25
-#: At most this many analysis workers, whatever ``workers`` says: on the 16-core benchmark VM,
-#: 16 forked analysis processes finished no sooner than 8 (each fork copies the parent's page
-#: tables; the work after the step timeline is ~0.3 s there), and as threads (where processes
-#: cannot fork) the host-wait blocks ran slower on 10–16 threads than on 8 (the GIL and the
-#: allocator).
-ANALYSIS_WORKERS_MAX = 8
+#: At most this many analysis workers, whatever ``workers`` says. On the 16-core benchmark VM
+#: (1 GB trace, ~2 s of work after the step timeline, this process taking items too), the
+#: forked map took 0.29 s with 8 workers, 0.21 s with 12 and 0.22 s with 16 (medians of 5
+#: interleaved runs: each fork copies the parent's page tables). Where processes cannot fork
+#: the map runs on threads, where the blocks ran slower on 10–16 threads than on 8 (the GIL).
+ANALYSIS_WORKERS_MAX = 12
 _DRIVER_LAUNCH = ("cuLaunchKernel", "cuLaunchKernelEx")
 
 

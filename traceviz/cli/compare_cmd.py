@@ -70,7 +70,7 @@ MaxMemoryOpt = Annotated[
 WorkersOpt = Annotated[
     int | None,
     typer.Option("--workers", "-j", min=1, metavar="N", help="Processes decoding a big trace "
-                 "and analysing it (at most 8 analysing; default: every usable core, decoding "
+                 "and analysing it (at most 12 analysing; default: every usable core, decoding "
                  "capped by memory)."),
 ]
 

@@ -50,9 +50,9 @@ TEXT_WIDTH = 140
 ReportWorkersOpt = Annotated[
     int | None,
     typer.Option("--workers", "-j", min=1, metavar="N", help="Processes decoding a big trace and "
-                 "analysing it (at most 8 analysing); for rank traces: rank worker processes, each "
-                 "analysing one rank at a time (default: every usable core, decoding capped by "
-                 "memory; small rank sets in-process)."),
+                 "analysing it (at most 12 analysing); for rank traces: rank worker processes, "
+                 "each analysing one rank at a time (default: every usable core, decoding capped "
+                 "by memory; small rank sets in-process)."),
 ]
 DaskOpt = Annotated[
     str | None,

@@ -13,7 +13,7 @@ it forks one worker fewer where the workers would otherwise fill every core
 (:func:`forked_workers`).
 
 Count (:func:`worker_count`): ``--workers N`` / ``load(workers=N)`` / ``analyze(trace,
-workers=N)`` when given, else every usable core (the analysis uses at most 8 threads). Decode
+workers=N)`` when given, else every usable core (the analysis uses at most 12). Decode
 processes are also capped by memory (each holds one chunk's transient objects, at most
 :data:`WORKER_MEMORY_BYTES`) and by the number of chunks (:func:`decode_workers`); small
 traces decode in-process, where starting workers would cost more than it saves.
