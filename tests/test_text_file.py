@@ -5,7 +5,9 @@ the result equals the in-memory load's, and a file that shrinks meanwhile is a c
 from __future__ import annotations
 
 import gzip
+import multiprocessing
 import os
+import sys
 from pathlib import Path
 from unittest import mock
 
@@ -130,3 +132,20 @@ def test_gzip_and_single_worker_traces_are_read_whole(tmp_path: Path) -> None:
                ((gz, 3), (path, 1))]
     assert got[0].totals == got[1].totals and got[0].steps == got[1].steps
     assert read_all.call_count == 2
+
+
+def test_meanwhile_runs_once_while_the_workers_decode_and_not_for_a_serial_decode(
+        tmp_path: Path) -> None:
+    path = _trace(tmp_path)
+    seen: list[bool] = []
+
+    def meanwhile() -> None:  # pandas, for the tables, is imported first
+        seen.append("pandas" in sys.modules and bool(multiprocessing.active_children()))
+
+    with mock.patch.object(loader, "PARALLEL_MIN_BYTES", 0), \
+            mock.patch.object(loader, "CHUNK_BYTES", 2_000):
+        traceviz.load(path, workers=3, meanwhile=meanwhile)
+        assert seen == [True]
+        traceviz.load(path, workers=1, meanwhile=meanwhile)
+    traceviz.load(path, workers=3, meanwhile=meanwhile)  # too small for workers
+    assert seen == [True]

@@ -6,8 +6,9 @@ DataFrames of steps, gaps, kernels, ...), ``traceviz.load_run(run_dir)`` → :cl
 ``traceviz.compare(baseline, *others)`` → :class:`Comparison`. ``traceviz.load(path)`` reads a
 trace into columnar tables; ``traceviz.analyze(trace)`` on a loaded trace returns the frozen
 :class:`traceviz.analyze.model.Analysis` (the pipeline's pure function). Importing traceviz
-loads numpy, pandas and msgspec, never torch, plotly or HTA (those load only in the commands
-and methods that need them).
+loads numpy, msgspec and the loader; pandas and the analysis load on first use (while a big
+trace's worker processes decode), torch, plotly and HTA only in the commands and methods that
+need them.
 """
 
 __version__ = "0.1.0"

@@ -2,8 +2,8 @@
 
 ``traceviz.analyze(path) -> Analysis`` (DataFrames, summary, reports, Perfetto overlay),
 ``traceviz.load_run(run_dir) -> Run`` and ``traceviz.compare(baseline, *others) ->
-Comparison``. Importing it loads numpy and pandas only; plotly, HTA and the renderers load
-inside the methods that need them.
+Comparison``. Importing it loads numpy and the loader only; pandas and the analysis load on
+first use, plotly, HTA and the renderers inside the methods that need them.
 """
 
 from traceviz.api.analysis import Analysis, HtaMissingError, Summary, analyze
