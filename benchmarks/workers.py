@@ -143,7 +143,12 @@ def main(argv: list[str] | None = None) -> None:
     counts = [int(x) for x in a.workers.split(",")]
     if a.against is not None and not (a.against / "traceviz" / "__init__.py").is_file():
         ap.error(f"--against {a.against}: no traceviz package there")
+    uncompiled = _uncompiled(BYTECODE_PACKAGES)
+    for name, where in uncompiled.items():
+        print(f"warning: {name} has no bytecode: every run compiles it from source (pip install "
+              f"writes it; PYTHONDONTWRITEBYTECODE forbids it): python -m compileall {where}")
     result = measure(a.trace, counts, a.repeat, a.sample_ms / 1000, a.against)
+    result["uncompiled_packages"] = sorted(uncompiled)
     result["machine"] = {"host": platform.node(), "cpus": os.cpu_count(),
                          "usable_cpus": len(os.sched_getaffinity(0)),
                          "cpu_model": _cpu_model(), "python": platform.python_version()}
@@ -167,6 +172,26 @@ def main(argv: list[str] | None = None) -> None:
         print(f"against {a.against}: outputs identical to this version's: "
               f"{result['against_outputs_identical']}")
     print(f"→ {out}")
+
+
+#: Packages every run imports; one without bytecode is compiled from source at every start
+#: (numpy alone: 0.25 s on the device VM, whose image ships it so), which no installed copy does.
+BYTECODE_PACKAGES = ("numpy", "pandas", "msgspec", "typer", "click", "rich", "traceviz")
+
+
+def _uncompiled(names: tuple[str, ...]) -> dict[str, str]:
+    """The packages among ``names`` whose ``__init__`` has no cached bytecode, and their
+    directories (found without importing them)."""
+    import importlib.util
+
+    out = {}
+    for name in names:
+        spec = importlib.util.find_spec(name)
+        origin = spec.origin if spec is not None else None
+        if origin and origin.endswith(".py") and not os.path.exists(
+                importlib.util.cache_from_source(origin)):
+            out[name] = os.path.dirname(origin)
+    return out
 
 
 def _cpu_model() -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import gzip
 import json
+import py_compile
 import subprocess
 import sys
 from decimal import Decimal
@@ -288,3 +289,18 @@ def test_workers_benchmark_refuses_a_directory_without_traceviz(tmp_path: Path) 
 
     with pytest.raises(SystemExit):
         main(["--trace", "t.json", "--against", str(tmp_path)])
+
+
+def test_workers_benchmark_names_packages_without_bytecode(tmp_path: Path) -> None:
+    from benchmarks.workers import _uncompiled
+
+    pkg = tmp_path / "fresh_pkg_no_pyc"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("X = 1\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        assert _uncompiled(("fresh_pkg_no_pyc",)) == {"fresh_pkg_no_pyc": str(pkg)}
+        py_compile.compile(str(pkg / "__init__.py"))
+        assert _uncompiled(("fresh_pkg_no_pyc",)) == {}
+    finally:
+        sys.path.remove(str(tmp_path))
