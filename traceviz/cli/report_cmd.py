@@ -195,15 +195,16 @@ def report(
         raise UsageError(f"{urls[0]}: a URL is read only as one of several rank traces")
     targets = [Path(t) for t in target_args]
     target = targets[0]
+    run_dir = is_run_dir(target)
     rank_traces: list[str] | None = (
         list(target_args) if urls
-        else [str(p) for p in rank_trace_paths(targets, is_run_dir(target)) or []] or None)
+        else [str(p) for p in rank_trace_paths(targets, run_dir) or []] or None)
     if rank_traces is None and (dask is not None or allow_missing_ranks):
         raise UsageError("--dask and --allow-missing-ranks apply to rank traces only (several "
                          "trace files, or one directory of them)")
     stem = target.name.removesuffix(".gz").removesuffix(".json")
     default = (Path("traceviz-ranks.report.html") if rank_traces is not None
-               else comparison_default([target]) if is_run_dir(target)
+               else comparison_default([target]) if run_dir
                else Path(f"{stem}.report.html"))
     OutputExistsError.refuse(output_path(fmt.value, out, default), force=force)
     if rank_traces is not None:
@@ -211,7 +212,7 @@ def report(
             raise UsageError("--hta reads local trace files, not URLs")
         payload, failed = _rank_set_payload(rank_traces, fmt, plotlyjs.value, workers, dask)
         traces = [Path(t) for t in rank_traces if t not in failed]  # --hta: the analysed ones
-    elif is_run_dir(target):
+    elif run_dir:
         if fmt is Format.text and out is None and not hta and sys.stdout.isatty():
             print_fitted_comparison([target], baseline, threshold, thresholds_file, health)
             if strict:
