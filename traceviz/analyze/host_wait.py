@@ -862,7 +862,7 @@ class HostWaitPlan:
 
     def merge(self, done: list[_BlockSums]) -> HostWaitSources:
         return _merge(done, self.work.gap_step, self.step_names, self.step_total,
-                      len(self.work.gap_step), self.has_stacks)
+                      self.has_stacks)
 
 
 def plan_host_wait(trace: Trace, links: Links, gaps: GapTable, step_names: tuple[str, ...],
@@ -920,7 +920,7 @@ def plan_host_wait(trace: Trace, links: Links, gaps: GapTable, step_names: tuple
 
 
 def _merge(done: list[_BlockSums], g_step: np.ndarray, step_names: tuple[str, ...],
-           step_total: np.ndarray, n_gaps: int, has_stacks: bool) -> HostWaitSources:
+           step_total: np.ndarray, has_stacks: bool) -> HostWaitSources:
     """The blocks' sums on one set of call paths and sources (the merge works on paths and
     (step, path) sums, never on pieces)."""
     sources = sorted({label for b in done for label in b.labels})
@@ -984,7 +984,7 @@ def _merge(done: list[_BlockSums], g_step: np.ndarray, step_names: tuple[str, ..
         path_parent=path_parent,
         path_source=path_source,
         path_self_ns=path_self_ns,
-        gaps=n_gaps,
+        gaps=len(g_step),
         improperly_nested=sum(b.bad for b in done),
         has_stacks=has_stacks,
     )
