@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from traceviz.collect.paired import PairedSettings, measure_paired
+from traceviz.collect.timing import BlockTime
 
 
 def baseline() -> str:
@@ -25,19 +26,25 @@ def mode() -> str:
 
 class ScriptedClock:
     """Times ``baseline`` as ``base_ms`` and ``mode`` as ``mode_ms`` per step; each timed block
-    (not the 3-step size estimates) is multiplied by ``1 + drift * block_index``."""
+    (not the 3-step size estimates) is multiplied by ``1 + drift * block_index``. The host issue
+    time of a block is ``issue_share`` of its period."""
 
-    def __init__(self, base_ms: float, mode_ms: float, drift: float = 0.0) -> None:
+    def __init__(self, base_ms: float, mode_ms: float, drift: float = 0.0,
+                 issue_share: float = 0.5) -> None:
         self.base_ms, self.mode_ms, self.drift = base_ms, mode_ms, drift
+        self.issue_share = issue_share
         self.blocks: list[str] = []
 
     def time_ms(self, call: Callable[[], Any], iters: int) -> float:
+        return self.time_block(call, iters).period_ms
+
+    def time_block(self, call: Callable[[], Any], iters: int) -> BlockTime:
         value = self.base_ms if call() == "A" else self.mode_ms
         if iters == 3:  # the block-size estimate
-            return value
+            return BlockTime(value, value * self.issue_share)
         factor = 1.0 + self.drift * len(self.blocks)
         self.blocks.append(call())
-        return value * factor
+        return BlockTime(value * factor, value * factor * self.issue_share)
 
 
 class Ticker:
@@ -95,3 +102,12 @@ def test_abba_order_cancels_a_linear_drift():
                          now=Ticker(0.0))
     assert out["speedup"] == pytest.approx(1.5, rel=0.005)
     assert out["ci_low"] <= 1.5 <= out["ci_high"]
+
+
+def test_each_block_records_its_host_issue_time_beside_its_period():
+    clock = ScriptedClock(2.0, 1.0, issue_share=0.25)
+    out = measure_paired(baseline, mode, clock, settings(min_pairs=4, max_pairs=4),
+                         now=Ticker(0.0))
+    assert out["baseline_issue_ms"] == [0.5] * 4
+    assert out["mode_issue_ms"] == [0.25] * 4
+    assert len(out["baseline_issue_ms"]) == len(out["baseline_block_ms"]) == out["pairs"]

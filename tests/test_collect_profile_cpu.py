@@ -65,7 +65,7 @@ def test_cpu_modes_run_correctly_and_are_timed(cpu_run, mode):
 
 def test_compile_is_timed_in_alternation_with_eager_in_its_own_process(cpu_run):
     _, manifest = cpu_run
-    assert manifest["schema"] == 2
+    assert manifest["schema"] == 3
     assert manifest["settings"]["timing_budget_s"] == 3
     assert manifest["modes"]["eager"]["paired"] is None
     paired = manifest["modes"]["compile"]["paired"]
@@ -74,6 +74,9 @@ def test_compile_is_timed_in_alternation_with_eager_in_its_own_process(cpu_run):
     assert paired["pairs"] >= 2
     assert len(paired["baseline_block_ms"]) == len(paired["mode_block_ms"]) == paired["pairs"]
     assert min(paired["baseline_block_ms"] + paired["mode_block_ms"]) > 0
+    # On the CPU the host is the device: issue time and block time are one measurement.
+    assert paired["baseline_issue_ms"] == paired["baseline_block_ms"]
+    assert paired["mode_issue_ms"] == paired["mode_block_ms"]
     assert paired["ci_low"] <= paired["speedup"] <= paired["ci_high"]
     assert paired["stopped"] in ("converged", "budget", "max_pairs")
     assert paired["level"] == 0.95 and paired["resamples"] >= 2000
@@ -125,3 +128,30 @@ def test_an_invalid_workload_is_a_usage_error(tmp_path):
     assert proc.returncode == 2
     assert "DESCRIPTION" in proc.stderr
     assert not (tmp_path / "r").exists()
+
+
+def stamp_of(path: Path) -> dict:
+    with gzip.open(path, "rt") as fh:
+        return json.load(fh)["traceviz"]
+
+
+def python_function_events(path: Path) -> int:
+    with gzip.open(path, "rt") as fh:
+        return sum(1 for e in json.load(fh)["traceEvents"] if e.get("cat") == "python_function")
+
+
+@pytest.mark.parametrize("mode", ["eager", "compile"])
+def test_the_verdict_trace_is_lean_and_the_stacked_trace_is_recorded_beside_it(cpu_run, mode):
+    run_dir, manifest = cpu_run
+    entry = manifest["modes"][mode]
+    lean = run_dir / entry["profiled"]["trace"]
+    stacked = entry["stack_profiled"]
+    assert stacked["status"] == "ok", stacked
+    assert stacked["trace"] == f"{mode}.stack.pt.trace.json.gz"
+    assert stamp_of(lean)["trace_kind"] == "lean"
+    assert stamp_of(run_dir / stacked["trace"])["trace_kind"] == "stacked"
+    assert python_function_events(lean) == 0
+    assert python_function_events(run_dir / stacked["trace"]) > 0
+    assert stacked["steps"] == 5
+    assert stacked["inflation"] == pytest.approx(stacked["step_ms"] / entry["timing"]["median_ms"])
+    assert (run_dir / stacked["log"]).is_file()

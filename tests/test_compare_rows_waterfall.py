@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.synthetic_runs import standard_run
-from traceviz.analyze.compare import COMPONENTS, compare
+from traceviz.analyze.compare import compare
+from traceviz.analyze.waterfall import COMPONENTS
 from traceviz.report.compare_report import load_run_dir, load_traces
 
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Profile bundled workloads in every mode on a GPU machine and pack each run directory.
 #
-# usage: workloads/run_all_gpu.sh OUT_DIR BUDGET_S WORKLOAD...
+# usage: [PHASES="1 2"] [EST_S=240] workloads/run_all_gpu.sh OUT_DIR BUDGET_S WORKLOAD...
 #   OUT_DIR   gets <workload>.tar.gz (the run directory runs/<workload>) and driver.log
-#   BUDGET_S  wall-clock seconds for the whole script; a workload that would start after
-#             BUDGET_S - 60 s is left out (and said so in driver.log)
+#   BUDGET_S  wall-clock seconds for the whole script; a workload that could not finish by
+#             then (EST_S seconds from its start) is left out (and said so in driver.log)
+#   PHASES    which phases to run ("1", "2" or "1 2"), so one machine's calls can warm the
+#             caches once and profile the workloads over several calls
 #
 # Phase 1 compiles every workload's torch.compile modes in parallel, only to fill Inductor's
 # on-disk caches (FX graph, Triton and autotuning caches); its run directories are thrown away.
@@ -15,24 +17,28 @@
 # than a cold compile.
 set -u
 out=${1:?OUT_DIR}; budget=${2:?BUDGET_S}; shift 2
+phases=${PHASES:-1 2}; est=${EST_S:-240}
 mkdir -p "$out" runs
 export PYTHONUNBUFFERED=1
 start=$(date +%s)
 log="$out/driver.log"
 say() { echo "[$(( $(date +%s) - start ))s] $*" | tee -a "$log"; }
 
-say "phase 1: warming Inductor caches for: $*"
-warm=$(mktemp -d)
-for w in "$@"; do
-  python3 -m traceviz profile "workloads/$w.py" --out "$warm/$w" \
-    --modes compile,reduce-overhead,max-autotune-no-cudagraphs,max-autotune \
-    --repeats 1 --warmup 1 --min-repeat-ms 1 --timeout 300 > "$warm/$w.out" 2>&1 &
-done
-wait
-say "phase 1 done"
+if [[ " $phases " == *" 1 "* ]]; then
+  say "phase 1: warming Inductor caches for: $*"
+  warm=$(mktemp -d)
+  for w in "$@"; do
+    python3 -m traceviz profile "workloads/$w.py" --out "$warm/$w" --no-stack \
+      --modes compile,reduce-overhead,max-autotune-no-cudagraphs,max-autotune \
+      --repeats 1 --warmup 1 --min-repeat-ms 1 --timeout 300 > "$warm/$w.out" 2>&1 &
+  done
+  wait
+  say "phase 1 done"
+fi
+[[ " $phases " == *" 2 "* ]] || exit 0
 
 for w in "$@"; do
-  if (( $(date +%s) - start > budget - 60 )); then
+  if (( $(date +%s) - start + est > budget )); then
     say "SKIPPED $w: budget spent"
     continue
   fi

@@ -6,12 +6,16 @@ trace plus, for a run directory, the mode's manifest entry (see
 
 * rows (kernels/step, launches/step, busy/step, period, ``cpu_bound_share``): **medians** over
   the steps with GPU work (:class:`~traceviz.analyze.model.PerStep`), robust to one odd step;
-* waterfall: per-step **means** of the five period components, because
-  ``busy + host_wait + sync_wait + graph_internal + other_idle == period`` holds for every step
-  and therefore for the means, so the parts add up exactly to the change in mean period;
-* unprofiled step time: the manifest's median and p10–p90 (milliseconds);
+* waterfall (:mod:`traceviz.analyze.waterfall`): in unprofiled units when the mode has the
+  unprofiled split (:mod:`traceviz.analyze.unprofiled`: paired blocks with host issue times) —
+  the pair-level baseline step time, the paired speed-up, and the lean traces' mean GPU busy —
+  else per-step **means** of the five profiled period components;
+* unprofiled step time: the manifest's median and p10–p90 (milliseconds), each mode timed in
+  its own process; the pair-level medians (both sides timed in the mode's process) are the
+  split's;
 * profiler inflation: profiled / unprofiled step time, where "profiled" is the manifest's wall
   time per step under the profiler (``profiled.step_ms``) when recorded, else the GPU period;
+  ``stack_inflation`` the same of the stacked trace (``stack_profiled.step_ms``);
 * speed: the manifest's paired timing (schema 2), else the unpaired medians, else the profiled
   period (:mod:`traceviz.analyze.speed`);
 * GPU busy spread: p90 − p10 of the per-step GPU busy over the steps with GPU work (numpy's
@@ -25,7 +29,6 @@ from __future__ import annotations
 import re
 import statistics
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -33,8 +36,18 @@ import numpy as np
 from traceviz.analyze.distributed.launch import LaunchEvidence, distributed_launch_verdict
 from traceviz.analyze.headline import Headline, build_headline
 from traceviz.analyze.host_wait import HostWaitShift, host_wait_shift
+from traceviz.analyze.launch_unprofiled import launch_verdict as unprofiled_launch_verdict
 from traceviz.analyze.model import Analysis
-from traceviz.analyze.speed import NO_EVIDENCE, TRACE, Timing, speed_evidence, speed_verdict
+from traceviz.analyze.speed import (
+    NO_EVIDENCE,
+    PAIRED,
+    TRACE,
+    SpeedEvidence,
+    Timing,
+    speed_evidence,
+    speed_verdict,
+)
+from traceviz.analyze.unprofiled import UnprofiledSplit, split_from_paired
 from traceviz.analyze.verdicts import (
     INCONCLUSIVE,
     KINDS,
@@ -42,17 +55,10 @@ from traceviz.analyze.verdicts import (
     Thresholds,
     Verdict,
     VerdictInputs,
+    fusion_verdict,
     verdicts_for,
 )
-
-#: Waterfall components, in display order, with their labels.
-COMPONENTS: tuple[tuple[str, str], ...] = (
-    ("gpu_busy_ns", "Δbusy"),
-    ("host_wait_ns", "Δhost_wait"),
-    ("sync_wait_ns", "Δsync_wait"),
-    ("graph_internal_ns", "Δgraph_internal"),
-    ("other_idle_ns", "Δother"),
-)
+from traceviz.analyze.waterfall import Waterfall, build_unprofiled_waterfall, build_waterfall
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,8 @@ class ModeInput:
     device: str | None = None
     #: the straggler / peers evidence of a ``profile --nproc`` mode (from its manifest)
     ranks: LaunchEvidence | None = None
+    #: the analysis of the mode's stacked trace (Python stacks), read for host-wait sources only
+    stack_analysis: Analysis | None = None
 
 
 @dataclass(frozen=True)
@@ -82,7 +90,7 @@ class ComparisonRow:
     time_noisy: bool
     period_ms: float | None  # profiled GPU period per step (median)
     profiled_step_ms: float | None  # wall time per step under the profiler (manifest)
-    inflation: float | None  # profiled / unprofiled step time (see build_row)
+    inflation: float | None  # profiled (lean trace) / unprofiled step time (see build_row)
     kernels: float | None  # per step (median)
     launches: float | None
     kernels_per_launch: float | None  # GPU activities per launch call
@@ -97,24 +105,7 @@ class ComparisonRow:
     break_reasons: tuple[str, ...] = ()
     recompiles: int | None = None
     cudagraph_skips: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Waterfall:
-    """Change in mean GPU period per step, mode minus baseline, split into five parts (ns).
-
-    ``sum(parts.values()) == delta_ns`` exactly (computed as fractions, then converted).
-    """
-
-    mode: str
-    baseline: str
-    baseline_period_ns: float  # mean over the baseline's steps with GPU work
-    period_ns: float
-    parts: dict[str, float] = field(default_factory=dict)  # component -> Δ ns (COMPONENTS order)
-
-    @property
-    def delta_ns(self) -> float:
-        return self.period_ns - self.baseline_period_ns
+    stack_inflation: float | None = None  # the stacked trace's step time / unprofiled
 
 
 @dataclass(frozen=True)
@@ -129,6 +120,8 @@ class Comparison:
     notes: tuple[str, ...] = ()
     headlines: tuple[Headline, ...] = ()  # one per non-baseline mode, in row order
     host_wait_shifts: tuple[HostWaitShift, ...] = ()  # per analysed mode, vs the baseline
+    #: mode → its unprofiled host/GPU split (modes with paired timing and host issue times)
+    unprofiled: dict[str, UnprofiledSplit] = field(default_factory=dict)
 
     def headline(self, mode: str) -> Headline | None:
         return next((h for h in self.headlines if h.mode == mode), None)
@@ -220,31 +213,27 @@ def build_row(inp: ModeInput) -> ComparisonRow:
         break_reasons=_strings(_get(m, "compile", "break_reasons")),
         recompiles=_count(_get(m, "compile", "recompiles")),
         cudagraph_skips=skip_messages(_get(m, "compile", "cudagraph_skips")),
+        stack_inflation=_float(_get(m, "stack_profiled", "inflation")),
     )
 
 
-def _component_means(analysis: Analysis) -> tuple[dict[str, Fraction], Fraction]:
-    """Exact per-step means of the five components and of the period (steps with GPU work)."""
-    steps = [s for s in analysis.steps if s.period_ns > 0]
-    n = len(steps)
-    means = {name: Fraction(sum(getattr(s, name) for s in steps), n) for name, _ in COMPONENTS}
-    return means, Fraction(sum(s.period_ns for s in steps), n)
+def unprofiled_split(inp: ModeInput, ev: SpeedEvidence, t: Thresholds) -> UnprofiledSplit | None:
+    """The mode's unprofiled split, when its speed comes from paired timing with host issue
+    times (manifest schema 3)."""
+    paired = _get(inp.manifest, "paired")
+    if ev.source != PAIRED or not isinstance(paired, dict):
+        return None
+    return split_from_paired(paired, t.host_bound_max_lag_steps)
 
 
-def build_waterfall(mode: str, analysis: Analysis, baseline: str, base: Analysis) -> Waterfall:
-    """Split the change in mean period per step into the five component deltas."""
-    m_parts, m_period = _component_means(analysis)
-    b_parts, b_period = _component_means(base)
-    deltas = {name: m_parts[name] - b_parts[name] for name, _ in COMPONENTS}
-    if sum(deltas.values()) != m_period - b_period:  # holds when each step's parts sum up
-        raise ValueError(f"{mode}: step components do not add up to the period")
-    return Waterfall(
-        mode=mode,
-        baseline=baseline,
-        baseline_period_ns=float(b_period),
-        period_ns=float(m_period),
-        parts={name: float(d) for name, d in deltas.items()},
-    )
+def rules_note(inp: ModeInput, ev: SpeedEvidence) -> str:
+    """Why a mode's fusion / launch verdicts use the profiled-trace rules."""
+    if inp.manifest is None:
+        return "profiled-trace rules: trace files carry no unprofiled timing"
+    if ev.source == PAIRED:
+        return ("profiled-trace rules: this run's paired timing has no host issue times "
+                "(manifest schema 2 or older)")
+    return "profiled-trace rules: no paired timing to split"
 
 
 def _has_gpu_steps(analysis: Analysis | None) -> bool:
@@ -381,6 +370,7 @@ def compare(
     shifts: list[HostWaitShift] = []
     verdicts: list[Verdict] = []
     headlines: list[Headline] = []
+    splits: dict[str, UnprofiledSplit] = {}
     base_ok = _has_gpu_steps(base_inp.analysis)
     if not base_ok:
         notes.append(f"baseline {baseline!r} has no analysed step with GPU work: no fusion or "
@@ -419,12 +409,23 @@ def compare(
                                             _counts(base_row, row), context, why))
             continue
         assert inp.analysis is not None and base_inp.analysis is not None
-        w = build_waterfall(inp.mode, inp.analysis, baseline, base_inp.analysis)
+        vi = verdict_inputs(inp, row)
+        split = unprofiled_split(inp, ev, t)
+        if split is not None and ev.speedup:
+            splits[inp.mode] = split
+            w = build_unprofiled_waterfall(
+                inp.mode, inp.analysis, baseline, base_inp.analysis,
+                baseline_ms=split.baseline.period_ms, speedup=ev.speedup,
+                issue_saved_ms=split.issue_saved_ms.value)
+            found = (fusion_verdict(vi, base_vi, speed, t, unprofiled_saved_ns=-w.delta_ns),
+                     unprofiled_launch_verdict(vi, base_vi, speed, split, t))
+        else:
+            w = build_waterfall(inp.mode, inp.analysis, baseline, base_inp.analysis)
+            found = verdicts_for(vi, base_vi, speed, period_change(w), t, rules_note(inp, ev))
         waterfalls.append(w)
-        shift = _host_wait_shift(inp.mode, inp.analysis, baseline, base_inp.analysis)
+        shift = _host_wait_shift(inp, base_inp)
         if shift is not None:
             shifts.append(shift)
-        found = verdicts_for(verdict_inputs(inp, row), base_vi, speed, period_change(w), t)
         if shift is not None:  # the launch verdict names where the host wait is spent
             found = tuple(replace(v, explanation=f"{v.explanation}; {shift.phrase()}")
                           if v.kind == "launch" else v for v in found)
@@ -436,15 +437,20 @@ def compare(
             found = tuple(_different_devices(v, base_inp.device or "", inp.device or "")
                           for v in found)
         verdicts.extend(found)
-        headlines.append(build_headline(inp.mode, ev, speed.status, w.parts,
+        headlines.append(build_headline(inp.mode, ev, speed.status, w,
                                         _counts(base_row, row), context))
     return Comparison(baseline, rows, tuple(waterfalls), tuple(verdicts), t, tuple(notes),
-                      tuple(headlines), tuple(shifts))
+                      tuple(headlines), tuple(shifts), splits)
 
 
-def _host_wait_shift(mode: str, a: Analysis, baseline: str, base: Analysis
-                     ) -> HostWaitShift | None:
-    if a.host_wait_sources is None or base.host_wait_sources is None:
+def _sources_of(inp: ModeInput) -> Analysis | None:
+    """The analysis host-wait sources are read from: the stacked trace's when recorded."""
+    return inp.stack_analysis if inp.stack_analysis is not None else inp.analysis
+
+
+def _host_wait_shift(inp: ModeInput, base_inp: ModeInput) -> HostWaitShift | None:
+    a, b = _sources_of(inp), _sources_of(base_inp)
+    if a is None or b is None or a.host_wait_sources is None or b.host_wait_sources is None:
         return None
-    return host_wait_shift(mode, a.host_wait_sources, [s.period_ns for s in a.steps],
-                           baseline, base.host_wait_sources, [s.period_ns for s in base.steps])
+    return host_wait_shift(inp.mode, a.host_wait_sources, [s.period_ns for s in a.steps],
+                           base_inp.mode, b.host_wait_sources, [s.period_ns for s in b.steps])

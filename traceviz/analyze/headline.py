@@ -1,12 +1,16 @@
 """One line per mode that says what happened, built once and shown by every report format.
 
 Order (``docs/comparison.md``): the outcome (speed-up with its CI, or the unpaired / profiled
-evidence), then where the profiled time went (the waterfall's largest changes, ms or µs per
-step), then the counts (launches, kernels per step), then the context (cudagraph skips, graph
-breaks, recompiles, input copies, a failed capture). For example::
+evidence), then where the time went (the waterfall: with the unprofiled split, the step time
+change without the profiler and its parts; else the profiled waterfall's largest changes, ms
+or µs per step, labelled "profiled"), then the counts (launches, kernels per step), then the
+context (cudagraph skips, graph breaks, recompiles, input copies, a failed capture). The
+unprofiled total is baseline / speed-up − baseline, so its sign is always the speed-up's. For
+example::
 
-    1.71× faster (95 % CI 1.62–1.80, 23 pairs): host wait −2.49 ms/step (launch overhead),
-    GPU busy +0.01 ms/step; 48 → 29 launches, 40 → 20 kernels per step
+    1.71× faster (95 % CI 1.62–1.80, 23 pairs): step −0.40 ms/step without the profiler:
+    host overhead −0.41 ms/step, GPU busy +1.8 µs/step (lean trace); 48 → 29 launches,
+    40 → 20 kernels per step
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from traceviz.analyze.speed import SpeedEvidence, describe
+from traceviz.analyze.waterfall import UNPROFILED, Waterfall
 
 #: Waterfall component → the words a headline uses.
 PART_WORDS = {
@@ -23,7 +28,10 @@ PART_WORDS = {
     "sync_wait_ns": "sync wait",
     "graph_internal_ns": "in-graph gaps",
     "other_idle_ns": "other idle",
+    "host_overhead_ns": "host overhead",
 }
+#: Unprofiled parts read from the lean trace, labelled so in a headline.
+FROM_LEAN_TRACE = frozenset({"gpu_busy_ns", "other_idle_ns"})
 #: Changes smaller than this (ns per step) are left out of "where the time went".
 MIN_PART_NS = 500
 #: At most this many waterfall parts are named.
@@ -53,17 +61,27 @@ def _per_step(ns: float) -> str:
     return text.replace("-", "−")
 
 
-def where_the_time_went(parts: dict[str, float]) -> str:
+def where_the_time_went(parts: dict[str, float], unprofiled: bool = False) -> str:
     """The largest waterfall changes (mode − baseline, ns per step), largest first."""
     named = sorted((kv for kv in parts.items() if abs(kv[1]) >= MIN_PART_NS),
                    key=lambda kv: -abs(kv[1]))[:MAX_PARTS]
     out = []
     for name, delta in named:
         text = f"{PART_WORDS.get(name, name)} {_per_step(delta)}"
-        if name == "host_wait_ns" and delta < 0:
+        if name in ("host_wait_ns", "host_overhead_ns") and delta < 0:
             text += " (launch overhead)"
+        if unprofiled and name in FROM_LEAN_TRACE:
+            text += " (lean trace)"
         out.append(text)
-    return ", ".join(out) or "no change of the profiled period beyond 0.5 µs/step"
+    what = "step time" if unprofiled else "profiled period"
+    return ", ".join(out) or f"no change of the {what} beyond 0.5 µs/step"
+
+
+def _waterfall_text(w: Waterfall) -> str:
+    if w.units == UNPROFILED:
+        return (f": step {_per_step(w.delta_ns)} without the profiler: "
+                + where_the_time_went(w.parts, unprofiled=True))
+    return ": profiled " + where_the_time_went(w.parts)
 
 
 def _count(value: float) -> str:
@@ -74,20 +92,20 @@ def build_headline(
     mode: str,
     ev: SpeedEvidence,
     speed_status: str,
-    parts: dict[str, float] | None,
+    waterfall: Waterfall | None,
     counts: dict[str, tuple[float, float]],
     context: tuple[str, ...],
     fallback: str = "",
 ) -> Headline:
     """The headline of one mode.
 
-    ``parts``: the waterfall's component deltas (ns per step), ``None`` without a waterfall
-    (then ``fallback`` says why, e.g. the mode failed). ``counts``: name → (baseline, mode)
-    per-step medians, e.g. ``{"launches": (48, 29)}``.
+    ``waterfall``: the mode's waterfall, ``None`` without one (then ``fallback`` says why,
+    e.g. the mode failed). ``counts``: name → (baseline, mode) per-step medians, e.g.
+    ``{"launches": (48, 29)}``.
     """
     text = describe(ev)
-    if parts is not None:  # the waterfall is of the profiled steps (profiler overhead included)
-        text += ": profiled " + where_the_time_went(parts)
+    if waterfall is not None:
+        text += _waterfall_text(waterfall)
     elif fallback:
         text += f"; {fallback}"
     shown = [f"{_count(b)} → {_count(m)} {name}" for name, (b, m) in counts.items()]

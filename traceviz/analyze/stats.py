@@ -67,19 +67,31 @@ def pair_ratios(baseline_ms: Sequence[float], mode_ms: Sequence[float]) -> np.nd
     return base / mode
 
 
+def resample_indices(n: int, resamples: int, seed: int) -> np.ndarray:
+    """The bootstrap's resamples of ``n`` pairs: a ``(resamples, n)`` array of pair indices
+    drawn with replacement by ``default_rng(seed)``. Every statistic bootstrapped from the same
+    ``(n, resamples, seed)`` uses the same resamples (the speed-up and the unprofiled split:
+    :mod:`traceviz.analyze.unprofiled`)."""
+    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+
+
+def percentile_interval(estimates: np.ndarray, level: float) -> tuple[float, float]:
+    """The ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of resampled estimates."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(estimates, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
 def bootstrap_median_ci(
     values: np.ndarray, *, level: float, resamples: int, seed: int
 ) -> tuple[float, float]:
     """Percentile-bootstrap CI of the median of ``values`` (see module doc)."""
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    n = len(values)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(resamples, n))
-    medians = np.median(values[idx], axis=1)
-    tail = (1.0 - level) / 2.0
-    low, high = np.quantile(medians, [tail, 1.0 - tail])
-    return float(low), float(high)
+    idx = resample_indices(len(values), resamples, seed)
+    return percentile_interval(np.median(values[idx], axis=1), level)
 
 
 def paired_speedup(

@@ -4,12 +4,18 @@ Three kinds of verdict per non-baseline mode (rules in ``docs/comparison.md``):
 
 ``speed``   the outcome on the stopwatch (:mod:`traceviz.analyze.speed`: paired timing with a
             CI, else unpaired medians, else the profiled period).
-``fusion``  kernels/step fell, GPU busy/step fell by more than its step-to-step spread, outputs
-            match, and the step did not get slower (speed not NO_WIN / REGRESSION; unless speed
-            is WIN, the median profiled period must be lower). REGRESSION: GPU busy rose beyond
-            its spread without fewer kernels, and the step is not faster (speed not WIN).
-``launch``  speed WIN and at least ``launch_min_wait_share`` of the profiled period saved is
-            Δhost_wait + Δsync_wait (launch overhead removed); for plain traces the profiled
+``fusion``  kernels/step fell, GPU busy/step (lean trace) fell by more than its step-to-step
+            spread, outputs match, and the step did not get slower. With the unprofiled split
+            (paired timing with host issue times) the speed must be a WIN and the busy saved at
+            least ``fusion_min_busy_share`` of the unprofiled step time saved; without it (the
+            profiled-trace rules), unless speed is WIN the median profiled period must be
+            lower. REGRESSION: GPU busy rose beyond its spread without fewer kernels, and the
+            step is not faster (speed not WIN).
+``launch``  with the unprofiled split: :mod:`traceviz.analyze.launch_unprofiled` (speed WIN,
+            the baseline host-bound without the profiler, and the saving of host issue time
+            explains at least ``launch_min_wait_share`` of the step time saved). Profiled-trace
+            rules (no unprofiled split): speed WIN and at least ``launch_min_wait_share`` of
+            the profiled period saved is Δhost_wait + Δsync_wait; for plain traces the profiled
             period must also fall more than ``max_profiler_inflation``-fold.
 
 Each :class:`Verdict` carries its status (``WIN``, ``NO_WIN``, ``REGRESSION``,
@@ -55,6 +61,8 @@ class Thresholds:
     launch_min_wait_share: float = 0.5  # share of the period saved that host + sync wait explain
     gpu_bound_busy_share: float = 0.9  # busy/period at or above this: "GPU-bound" explanation
     max_profiler_inflation: float = 2.0  # profiled-period ratios up to this may be inflation
+    host_bound_max_lag_steps: float = 1.0  # host-bound: GPU at most this many steps behind
+    fusion_min_busy_share: float = 0.25  # fusion WIN: busy saved / unprofiled time saved
 
     def as_dict(self) -> dict[str, float]:
         """Field name → value (for JSON and the report)."""
@@ -206,16 +214,31 @@ def _copies(mode: VerdictInputs) -> str:
 
 
 def fusion_verdict(
-    mode: VerdictInputs, base: VerdictInputs, speed: Verdict, t: Thresholds
+    mode: VerdictInputs, base: VerdictInputs, speed: Verdict, t: Thresholds,
+    unprofiled_saved_ns: float | None = None, rules_note: str = "",
 ) -> Verdict:
-    """Fewer kernels, GPU busy down beyond its step-to-step spread, and not slower."""
+    """Fewer kernels, GPU busy down beyond its step-to-step spread, and not slower.
+
+    ``unprofiled_saved_ns``: the step time saved per step without the profiler (the unprofiled
+    waterfall's baseline − mode), when the run has the unprofiled split; then a WIN also needs
+    the GPU busy saved to be at least ``fusion_min_busy_share`` of it. Without it the
+    profiled-trace rules apply and ``rules_note`` says why.
+    """
     k_drop = relative_drop(base.kernels, mode.kernels)
     busy_saved = base.gpu_busy_ns - mode.gpu_busy_ns
     spread = max(base.busy_spread_ns, mode.busy_spread_ns)
+    unprofiled = unprofiled_saved_ns is not None
     used = {"fusion_min_kernel_drop": t.fusion_min_kernel_drop,
             "gpu_bound_busy_share": t.gpu_bound_busy_share}
+    if unprofiled:
+        used["fusion_min_busy_share"] = t.fusion_min_busy_share
+    busy_share = (busy_saved / unprofiled_saved_ns
+                  if unprofiled_saved_ns is not None and unprofiled_saved_ns > 0 else None)
     evidence: dict[str, Any] = {
         "baseline": base.mode,
+        "rules": "unprofiled" if unprofiled else "profiled-trace",
+        "unprofiled_saved_us": None if unprofiled_saved_ns is None else unprofiled_saved_ns / 1000,
+        "busy_share_of_saved": busy_share,
         "evidence_source": speed.evidence.get("evidence_source"),
         "kernels_per_step": [base.kernels, mode.kernels],
         "kernel_drop": k_drop,
@@ -233,6 +256,8 @@ def fusion_verdict(
     facts = f"kernels/step {base.kernels:,g} → {mode.kernels:,g} ({_change(k_drop)}), {busy}"
 
     def verdict(status: str, text: str) -> Verdict:
+        if rules_note:
+            text = f"{text} ({rules_note})"
         return Verdict(mode.mode, "fusion", status, evidence, used, _with_context(text, mode))
 
     if mode.correctness_ok is False:
@@ -261,6 +286,9 @@ def fusion_verdict(
             return verdict(NO_WIN, f"fused {base.kernels:,g} → {mode.kernels:,g} kernels and GPU "
                            f"busy fell, but the step did not get faster ({_speed_text(speed)}) "
                            f"({facts})")
+        if unprofiled:
+            return _fusion_on_unprofiled(verdict, speed, busy_saved, busy_share,
+                                         unprofiled_saved_ns or 0.0, facts, t)
         if speed.status != WIN and mode.period_ns >= base.period_ns:  # stopwatch silent
             return verdict(NO_WIN, f"fused {base.kernels:,g} → {mode.kernels:,g} kernels and GPU "
                            "busy fell, but the profiled period did not fall "
@@ -291,6 +319,25 @@ def fusion_verdict(
     return verdict(NO_WIN, f"{why} ({facts})")
 
 
+def _fusion_on_unprofiled(
+    verdict: Any, speed: Verdict, busy_saved: float, busy_share: float | None,
+    saved_ns: float, facts: str, t: Thresholds,
+) -> Verdict:
+    """Fused and GPU busy fell: judged against the unprofiled step time saved."""
+    if speed.status != WIN:
+        return verdict(INCONCLUSIVE, f"fused and GPU busy fell, but the stopwatch cannot tell "
+                       f"whether the step got faster ({_speed_text(speed)}) ({facts})")
+    if busy_share is None:  # a WIN whose unprofiled total is not a saving: cannot happen
+        return verdict(INCONCLUSIVE, f"no unprofiled step time saved to compare with ({facts})")
+    of_saved = (f"{busy_saved / 1000:,.1f} µs/step of GPU busy saved is {busy_share * 100:.0f}% "
+                f"of the {saved_ns / 1000:,.1f} µs/step saved without the profiler")
+    if busy_share >= t.fusion_min_busy_share:
+        return verdict(WIN, f"{of_saved}: fusion paid ({facts})")
+    return verdict(NO_WIN, f"kernels fused and GPU busy fell, but {of_saved} (at least "
+                   f"{t.fusion_min_busy_share * 100:.0f}% needed): the step got faster on the "
+                   f"host side, not through less GPU work ({facts})")
+
+
 def _gpu_bound(mode: VerdictInputs, t: Thresholds) -> str:
     """ "GPU-bound: …" when busy/period is at or above ``gpu_bound_busy_share``, else ""."""
     if mode.period_ns <= 0:
@@ -309,10 +356,12 @@ def _gpu_bound(mode: VerdictInputs, t: Thresholds) -> str:
 
 def launch_verdict(
     mode: VerdictInputs, base: VerdictInputs, speed: Verdict, change: PeriodChange,
-    t: Thresholds,
+    t: Thresholds, rules_note: str = "",
 ) -> Verdict:
-    """Speed WIN, and host + sync wait explain at least ``launch_min_wait_share`` of the
-    profiled period saved (plain traces: the period also fell beyond profiler inflation)."""
+    """The profiled-trace rule: speed WIN, and host + sync wait explain at least
+    ``launch_min_wait_share`` of the profiled period saved (plain traces: the period also fell
+    beyond profiler inflation). ``rules_note`` says why these rules apply (no unprofiled
+    split); the unprofiled rule is :func:`traceviz.analyze.launch_unprofiled.launch_verdict`."""
     source = speed.evidence.get("evidence_source")
     l_drop = relative_drop(base.launches, mode.launches)
     h_drop = relative_drop(base.host_wait_ns, mode.host_wait_ns)
@@ -322,6 +371,7 @@ def launch_verdict(
             "gpu_bound_busy_share": t.gpu_bound_busy_share}
     evidence: dict[str, Any] = {
         "baseline": base.mode,
+        "rules": "profiled-trace",
         "evidence_source": source,
         "speed": speed.status,
         "launches_per_step": [base.launches, mode.launches],
@@ -343,9 +393,11 @@ def launch_verdict(
         f"by host + sync wait {change.wait_saved_ns / 1000:,.1f} µs/step"
     )
 
+    note = f"; {rules_note}" if rules_note else ""
+
     def verdict(status: str, text: str) -> Verdict:
         return Verdict(mode.mode, "launch", status, evidence, used,
-                       _with_context(f"{text} ({facts})", mode))
+                       _with_context(f"{text} ({facts}{note})", mode))
 
     if mode.correctness_ok is False:
         return verdict(INCONCLUSIVE, "outputs do not match the baseline")
@@ -410,7 +462,9 @@ def _no_launch_win_why(
 
 def verdicts_for(
     mode: VerdictInputs, base: VerdictInputs, speed: Verdict, change: PeriodChange,
-    t: Thresholds,
+    t: Thresholds, rules_note: str = "",
 ) -> tuple[Verdict, ...]:
-    """The fusion and launch verdicts of one mode, given its speed verdict."""
-    return (fusion_verdict(mode, base, speed, t), launch_verdict(mode, base, speed, change, t))
+    """The fusion and launch verdicts of one mode on the profiled-trace rules, given its speed
+    verdict; ``rules_note`` says why no unprofiled split was used."""
+    return (fusion_verdict(mode, base, speed, t, rules_note=rules_note),
+            launch_verdict(mode, base, speed, change, t, rules_note))

@@ -54,8 +54,10 @@ def profile(
                      "paired timing off."),
     ] = DEFAULT_TIMING_BUDGET_S,
     stack: Annotated[
-        bool, typer.Option("--stack/--no-stack", help="Record Python stacks in the profiled "
-                           "run (they name the code the host ran while the GPU waited).")
+        bool, typer.Option("--stack/--no-stack", help="Also record each mode's trace with "
+                           "Python stacks, in a second process, for the host-wait sources "
+                           "(the code the host ran while the GPU waited). The verdicts read "
+                           "the lean trace (no stacks) either way.")
     ] = True,
     strict: Annotated[
         bool,

@@ -5,8 +5,13 @@ GPU, what is available). ``run WORKLOAD MODE TRACE OUT_JSON --device D --setting
 mode: eager reference, first call (compile / capture, ``first_call_s``), correctness, timing,
 peak memory, paired timing against the eager step (:mod:`traceviz.collect.paired`), profiled
 run, diagnostics; it writes the mode's manifest entry to OUT_JSON, also
-when a phase raised (then ``status`` is ``failed`` and ``reason`` says where and why). Progress
-goes to stdout as ``@@traceviz-phase <name>`` lines for the parent's display.
+when a phase raised (then ``status`` is ``failed`` and ``reason`` says where and why). Its
+profiled run is the **lean** trace: no Python stacks, no shapes, so the profiler's own cost per
+op stays as small as it can; the timeline metrics and the verdicts read it.
+``stack WORKLOAD MODE TRACE OUT_JSON --device D --settings JSON`` records the **stacked** trace
+(Python stacks on) in a process of its own, since CUPTI allows one profiler session per
+process; only the host-wait sources are read from it. Progress goes to stdout as
+``@@traceviz-phase <name>`` lines for the parent's display.
 """
 
 from __future__ import annotations
@@ -196,6 +201,37 @@ class ModeRun:
             traceback.print_exc()
             return {"baseline": BASELINE_MODE, "error": failure_text(exc)}
 
+    def _trace_metadata(self, workload: Any, kind: str) -> dict[str, Any]:
+        return {"workload": workload.name, "workload_path": str(workload.path),
+                "mode": self.mode, "trace_kind": kind, **self.settings["environment"]}
+
+    def run_stacked(self, trace_path: Path) -> None:
+        """The stacked trace: load, build, warm up, profile with Python stacks.
+
+        :attr:`result` becomes the manifest's ``stack_profiled`` record; its inflation is over
+        the unprofiled median the parent passes as ``unprofiled_ms``.
+        """
+        from traceviz.collect import tracing
+        from traceviz.collect.modes import build_step
+
+        s = self.settings
+        self.enter("loading")
+        workload = load_workload(self.workload_path)
+        inputs = self._fresh_inputs(workload)
+        step = build_step(self.mode, workload, inputs)
+        self.enter("warming up")
+        for _ in range(max(int(s["warmup"]), 1)):
+            step(*inputs)
+        self.sync()
+        self.enter("tracing with stacks")
+        step_ms = tracing.profile_steps(
+            lambda: step(*inputs), trace_path, cuda=self.cuda, with_stack=True,
+            metadata=self._trace_metadata(workload, "stacked"),
+        )
+        unprofiled = float(s.get("unprofiled_ms") or 0.0)
+        record = tracing.check_trace(trace_path).profiled(trace_path.name, step_ms, unprofiled)
+        self.result = {"status": "ok", "reason": None, **record}
+
     def run(self, trace_path: Path) -> None:
         """All phases; exceptions propagate with :attr:`result` filled so far."""
         import torch
@@ -247,10 +283,8 @@ class ModeRun:
 
         self.enter("tracing")
         profiled_ms = tracing.profile_steps(
-            lambda: step(*inputs), trace_path, cuda=self.cuda,
-            with_stack=bool(s.get("with_stack", False)),
-            metadata={"workload": workload.name, "workload_path": str(workload.path),
-                      "mode": self.mode, **s["environment"]},
+            lambda: step(*inputs), trace_path, cuda=self.cuda, with_stack=False,
+            metadata=self._trace_metadata(workload, "lean"),
         )
         check = tracing.check_trace(trace_path)
         self.result["profiled"] = check.profiled(trace_path.name, profiled_ms, summary.median_ms)
@@ -288,17 +322,23 @@ def failure_text(exc: BaseException) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run one mode and write its result, whatever happens inside."""
+    """Run one mode (``run``) or record its stacked trace (``stack``) and write the result,
+    whatever happens inside."""
     settings = json.loads(args.settings)
     mode_run = ModeRun(args.workload, args.mode, args.device, settings)
+    stacked = args.command == "stack"
     try:
-        mode_run.run(Path(args.trace))
+        if stacked:
+            mode_run.run_stacked(Path(args.trace))
+        else:
+            mode_run.run(Path(args.trace))
     except BaseException as exc:
         mode_run.result.update(
             status="failed", reason=f"during {mode_run.current_phase}: {failure_text(exc)}"
         )
         traceback.print_exc()
-        if mode_run.mode in COMPILE_MODES and "torch._dynamo" in sys.modules:
+        if (not stacked and mode_run.mode in COMPILE_MODES
+                and "torch._dynamo" in sys.modules):
             from traceviz.collect.diagnostics import compile_counters
 
             mode_run.result["compile"] = compile_counters()
@@ -314,13 +354,14 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("probe")
     p.add_argument("workload")
     p.add_argument("out")
-    r = sub.add_parser("run")
-    r.add_argument("workload")
-    r.add_argument("mode")
-    r.add_argument("trace")
-    r.add_argument("out")
-    r.add_argument("--device", required=True, choices=["cuda", "cpu"])
-    r.add_argument("--settings", required=True, help="JSON: warmup, repeats, ...")
+    for name in ("run", "stack"):
+        r = sub.add_parser(name)
+        r.add_argument("workload")
+        r.add_argument("mode")
+        r.add_argument("trace")
+        r.add_argument("out")
+        r.add_argument("--device", required=True, choices=["cuda", "cpu"])
+        r.add_argument("--settings", required=True, help="JSON: warmup, repeats, ...")
     args = parser.parse_args(argv)
     if args.command == "probe":
         return probe(args.workload, Path(args.out))

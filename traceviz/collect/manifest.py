@@ -1,15 +1,18 @@
 """The run directory and its ``manifest.json``.
 
 Schema history: 2 added ``paired`` (per mode) and the settings ``timing_budget_s`` and
-``with_stack``; schema-1 manifests have neither and are still read (readers treat a missing key
-as ``null``).
+``with_stack``; 3 added the host issue times of every paired block
+(``paired.baseline_issue_ms`` / ``paired.mode_issue_ms``), made the ``profiled`` trace the
+lean one (no stacks, no shapes) and added ``stack_profiled`` (the stacked trace, recorded in a
+second process when ``with_stack``). Older manifests are still read (readers treat a missing
+key as ``null``; without issue times the verdicts keep the profiled-trace rules and say so).
 
 A run directory holds ``manifest.json``, one ``<mode>.pt.trace.json.gz`` per mode that reached
 its profiled run, ``logs/<mode>.log`` (the child's output) and, once written, the comparison
 report. Schema (keys are stable; a value is ``null`` where it does not apply or was not reached)::
 
     {
-      "schema": 2,
+      "schema": 3,
       "workload": {"path", "name", "description", "has_triton_step",
                    "sha256": hex digest of the workload file's bytes when the run started
                    (``profile --resume`` refuses a changed file)},
@@ -32,7 +35,9 @@ report. Schema (keys are stable; a value is ``null`` where it does not apply or 
           "timing": {"median_ms", "p10_ms", "p90_ms", "repeats", "iters_per_repeat",
                      "noisy", "spread"}        -- per-step ms without the profiler,
           "paired": {"baseline", "order": "ABBA", "pairs", "baseline_block_ms": [...],
-                     "mode_block_ms": [...], "iters_baseline", "iters_mode", "speedup",
+                     "mode_block_ms": [...], "baseline_issue_ms": [...],
+                     "mode_issue_ms": [...] -- host issue ms per step of each block
+                     (traceviz.collect.timing), "iters_baseline", "iters_mode", "speedup",
                      "ci_low", "ci_high", "level", "resamples", "seed", "half_width",
                      "stopped": "converged" | "budget" | "max_pairs", "budget_s",
                      "elapsed_s"}  -- the eager step timed in alternation with this mode in
@@ -40,7 +45,12 @@ report. Schema (keys are stable; a value is ``null`` where it does not apply or 
                      the baseline could not run; null for eager itself,
           "profiled": {"trace": file name in the run dir, "steps": ProfilerStep count,
                        "gpu_activities": kernel+memcpy+memset events, "step_ms": per-step ms
-                       under the profiler, "inflation": step_ms / timing.median_ms},
+                       under the profiler, "inflation": step_ms / timing.median_ms}
+                       -- the lean trace (no stacks, no shapes): metrics and verdicts,
+          "stack_profiled": the same keys for ``<mode>.stack.pt.trace.json.gz``, recorded
+                       with Python stacks in a second process (host-wait sources only), plus
+                       "status" ("ok" | "failed" | "timeout"), "reason", "wall_s" and "log";
+                       absent with --no-stack,
           "correctness": {"ok", "max_abs_err", "max_rel_err", "rtol", "atol", "detail"},
           "compile": {"graphs", "frames_traced", "graph_breaks", "break_reasons",
                       "recompiles", "recompiled_functions", "recompile_reasons",
@@ -69,7 +79,7 @@ from typing import Any
 
 from traceviz.atomic import write_text_atomic
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MANIFEST_NAME = "manifest.json"
 
 #: Every mode entry has these keys.
@@ -80,6 +90,7 @@ MODE_KEYS = (
     "timing",
     "paired",
     "profiled",
+    "stack_profiled",
     "correctness",
     "compile",
     "peak_mem_bytes",

@@ -6,7 +6,9 @@ both, interleaved in ABBA order: pair 0 runs baseline then mode, pair 1 mode the
 so on, so a drift that is linear over a pair's two blocks adds the same to both sides on
 average. A **block** is ``iters`` back-to-back steps between two clock reads
 (:class:`~traceviz.collect.timing.StepClock`: CUDA events on CUDA, ``perf_counter_ns`` on CPU),
-sized so it lasts at least ``min_repeat_ms``; its value is milliseconds per step.
+sized so it lasts at least ``min_repeat_ms``; its value is milliseconds per step. Each block
+also records the host's issue time per step (:meth:`~traceviz.collect.timing.StepClock.time_block`),
+the unprofiled half of the host/GPU split (:mod:`traceviz.analyze.unprofiled`).
 
 Pairs are added until at least ``min_pairs`` exist and the bootstrap CI of the median ratio
 (:func:`traceviz.analyze.stats.paired_speedup`) is no wider than ``± target_half_width`` of
@@ -71,8 +73,9 @@ def measure_paired(
 ) -> dict[str, Any]:
     """Warm both steps, then time ABBA pairs until the CI is tight or the budget is spent.
 
-    Returns the manifest's ``paired`` block: the per-pair block times (ms per step), the
-    steps per block, the speed-up estimate with its CI, the pair count and why it stopped.
+    Returns the manifest's ``paired`` block: the per-pair block times and host issue times
+    (ms per step), the steps per block, the speed-up estimate with its CI, the pair count and
+    why it stopped.
     """
     for _ in range(settings.warmup):
         baseline()
@@ -83,18 +86,22 @@ def measure_paired(
                                 settings.max_iters)
     base_ms: list[float] = []
     mode_ms: list[float] = []
+    base_issue: list[float] = []
+    mode_issue: list[float] = []
     begin = now()
     stopped = None
     estimate = None
     while stopped is None:
         if len(base_ms) % 2 == 0:  # A then B
-            a = clock.time_ms(baseline, iters_base)
-            b = clock.time_ms(mode, iters_mode)
+            a = clock.time_block(baseline, iters_base)
+            b = clock.time_block(mode, iters_mode)
         else:  # B then A
-            b = clock.time_ms(mode, iters_mode)
-            a = clock.time_ms(baseline, iters_base)
-        base_ms.append(a)
-        mode_ms.append(b)
+            b = clock.time_block(mode, iters_mode)
+            a = clock.time_block(baseline, iters_base)
+        base_ms.append(a.period_ms)
+        mode_ms.append(b.period_ms)
+        base_issue.append(a.issue_ms)
+        mode_issue.append(b.issue_ms)
         pairs = len(base_ms)
         half_width = None
         since_min = pairs - settings.min_pairs
@@ -111,6 +118,8 @@ def measure_paired(
         "pairs": len(base_ms),
         "baseline_block_ms": base_ms,
         "mode_block_ms": mode_ms,
+        "baseline_issue_ms": base_issue,
+        "mode_issue_ms": mode_issue,
         "iters_baseline": iters_base,
         "iters_mode": iters_mode,
         **estimate.as_dict(),

@@ -49,7 +49,7 @@ class RunSettings:
     max_iters: int
     check_steps: int
     timing_budget_s: float = 30.0  # paired timing against the baseline, per mode; 0: off
-    with_stack: bool = True  # record Python stacks in the profiled run
+    with_stack: bool = True  # record a second, stacked trace (host-wait sources) per mode
 
     @classmethod
     def from_manifest(cls, settings: dict[str, Any]) -> RunSettings:
@@ -256,4 +256,52 @@ def run_mode(
     entry["log"] = str(log_path.relative_to(run_dir))
     if not trace_path.exists():
         entry.setdefault("profiled", None)
+    if settings.with_stack and trace_path.exists() and entry.get("status") in ("ok", "mismatch"):
+        entry["stack_profiled"] = run_stacked(workload, mode, run_dir, settings, environment,
+                                              entry, on_phase)
     return entry
+
+
+def run_stacked(
+    workload: Path,
+    mode: str,
+    run_dir: Path,
+    settings: RunSettings,
+    environment: dict[str, Any],
+    entry: dict[str, Any],
+    on_phase: Callable[[str], None],
+) -> dict[str, Any]:
+    """Record the mode's stacked trace (Python stacks) in a child process of its own and return
+    the manifest's ``stack_profiled`` record: ``{"status": "ok", "trace", "steps",
+    "gpu_activities", "step_ms", "inflation", "wall_s", "log"}``, or ``{"status", "reason",
+    "wall_s", "log"}`` when it failed (the mode's own numbers still stand)."""
+    logs = run_dir / "logs"
+    log_path = logs / f"{mode}.stack.log"
+    result_path = logs / f"{mode}.stack.result.json"
+    result_path.unlink(missing_ok=True)
+    trace_path = run_dir / f"{mode}.stack.pt.trace.json.gz"
+    child = settings.child_settings(environment)
+    child["unprofiled_ms"] = (entry.get("timing") or {}).get("median_ms")
+    cmd = _child_cmd(
+        "stack", str(workload), mode, str(trace_path), str(result_path),
+        "--device", settings.device, "--settings", json.dumps(child),
+    )
+    out = run_child_session(cmd, log_path, env=child_env(), timeout_s=settings.timeout_s,
+                            mode=mode, on_phase=lambda p: on_phase(f"stacked trace: {p}"),
+                            on_stop=lambda: result_path.unlink(missing_ok=True))
+    if result_path.exists():
+        record = json.loads(result_path.read_text(encoding="utf-8"))
+        result_path.unlink(missing_ok=True)
+    elif out.timed_out:
+        record = {"status": "timeout",
+                  "reason": f"no result after {settings.timeout_s:.0f} s; killed during "
+                  f"'{out.phase}'"}
+    else:
+        how = (f"killed by {signal_name(-out.returncode)}" if out.returncode < 0
+               else f"exited with code {out.returncode}")
+        record = {"status": "failed", "reason": f"the stacked run {how} during '{out.phase}'"}
+    if record.get("status") == "ok" and not trace_path.exists():
+        record = {"status": "failed", "reason": "the stacked run left no trace"}
+    record["wall_s"] = out.wall_s
+    record["log"] = str(log_path.relative_to(run_dir))
+    return record

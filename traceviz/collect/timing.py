@@ -3,6 +3,11 @@
 On CUDA a repeat is timed with a pair of CUDA events around ``iters`` back-to-back steps (no
 synchronisation in between, so launch overhead and GPU time overlap as in a real loop); on CPU
 with :func:`time.perf_counter_ns`. Every number here is milliseconds per step.
+
+A block's **host issue time** (:meth:`StepClock.time_block`) is the CPU wall time
+(``perf_counter_ns``) from just before the first call to the return of the last one, before
+the block's synchronize: how long the host took to issue the block's work. On CPU the device
+is the host, so issue time and step time are the same measurement.
 """
 
 from __future__ import annotations
@@ -69,14 +74,26 @@ def iterations_for(estimate_ms: float, min_repeat_ms: float, max_iters: int) -> 
     return max(3, min(max_iters, math.ceil(min_repeat_ms / estimate_ms)))
 
 
+@dataclass(frozen=True)
+class BlockTime:
+    """One timed block, per step in milliseconds.
+
+    ``period_ms``: the device's time per step (CUDA events around the block on CUDA; the wall
+    time on CPU). ``issue_ms``: the host's issue time per step (module doc).
+    """
+
+    period_ms: float
+    issue_ms: float
+
+
 class StepClock:
     """Times a run of steps on one device: CUDA events on CUDA, perf_counter_ns on CPU."""
 
     def __init__(self, cuda: bool) -> None:
         self.cuda = cuda
 
-    def time_ms(self, call: Callable[[], Any], iters: int) -> float:
-        """Mean milliseconds per step over ``iters`` back-to-back calls of ``call``."""
+    def time_block(self, call: Callable[[], Any], iters: int) -> BlockTime:
+        """The period and host issue time per step of ``iters`` back-to-back calls."""
         if self.cuda:
             import torch
 
@@ -84,15 +101,22 @@ class StepClock:
             end = torch.cuda.Event(enable_timing=True)
             torch.cuda.synchronize()
             start.record()
+            begin = time.perf_counter_ns()
             for _ in range(iters):
                 call()
+            issued = time.perf_counter_ns()
             end.record()
             end.synchronize()
-            return start.elapsed_time(end) / iters
+            return BlockTime(start.elapsed_time(end) / iters, (issued - begin) / 1e6 / iters)
         begin = time.perf_counter_ns()
         for _ in range(iters):
             call()
-        return (time.perf_counter_ns() - begin) / 1e6 / iters
+        wall = (time.perf_counter_ns() - begin) / 1e6 / iters
+        return BlockTime(wall, wall)
+
+    def time_ms(self, call: Callable[[], Any], iters: int) -> float:
+        """Mean milliseconds per step over ``iters`` back-to-back calls of ``call``."""
+        return self.time_block(call, iters).period_ms
 
 
 def measure(

@@ -54,10 +54,19 @@ def _slowest_rank(run_dir: Path, names: list[str]) -> tuple[Path | None, Any, st
     return found[i], analyzed[i][0], analyzed[i][1]
 
 
+def _stack_analysis(run_dir: Path, entry: Any) -> Any:
+    """The analysis of a mode's stacked trace (``stack_profiled``), when it was recorded."""
+    stacked = entry.get("stack_profiled") if isinstance(entry, dict) else None
+    if not isinstance(stacked, dict) or stacked.get("status") != "ok" or not stacked.get("trace"):
+        return None
+    path = run_dir / str(stacked["trace"])
+    return _analyze(path)[0] if path.is_file() else None
+
+
 def load_run_dir(run_dir: Path) -> Inputs:
     """Every mode of a run directory's manifest, with the analysis of its trace if it has one
     (for ``profile --nproc``: its slowest rank's, plus the straggler evidence of its
-    ``ranks_summary``)."""
+    ``ranks_summary``) and of its stacked trace (host-wait sources) when recorded."""
     from traceviz.analyze.distributed.launch import launch_evidence_from_summary
 
     try:
@@ -81,7 +90,8 @@ def load_run_dir(run_dir: Path) -> Inputs:
         ranks = (launch_evidence_from_summary(entry.get("ranks_summary"))
                  if isinstance(entry, dict) else None)
         inputs.append(ModeInput(str(mode), str(path) if path else None, analysis,
-                                entry if isinstance(entry, dict) else None, device, ranks))
+                                entry if isinstance(entry, dict) else None, device, ranks,
+                                _stack_analysis(run_dir, entry)))
     return Inputs(inputs, str(run_dir), manifest)
 
 

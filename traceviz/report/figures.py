@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from traceviz.analyze.compare import COMPONENTS, Comparison, Waterfall
+from traceviz.analyze.compare import Comparison
 from traceviz.analyze.model import Analysis
+from traceviz.analyze.waterfall import COMPONENTS, Waterfall
 from traceviz.trace.tables import Trace
 from traceviz.vocab import GAP_CLASS_NAMES, Category, LaunchKind
 

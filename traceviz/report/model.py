@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from traceviz.analyze.compare import COMPONENTS, Comparison, ComparisonRow
+from traceviz.analyze.compare import Comparison, ComparisonRow
 from traceviz.analyze.headline import Headline
 from traceviz.analyze.model import Analysis
 from traceviz.analyze.verdicts import Verdict
+from traceviz.analyze.waterfall import COMPONENTS
 from traceviz.report import figures
 from traceviz.report.host_wait_section import host_wait_section, summary_sentence
 from traceviz.report.units import pct
