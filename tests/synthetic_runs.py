@@ -95,6 +95,23 @@ def paired(speedup: float, ci_low: float, ci_high: float, pairs: int = 23,
     }
 
 
+def paired_split(base_ms: list[float], mode_ms: list[float], base_issue_ms: list[float],
+                 mode_issue_ms: list[float], iters: int = 100,
+                 baseline: str = "eager") -> dict[str, Any]:
+    """A schema-3 ``paired`` block: the given block periods and host issue times (ms per step)
+    with the speed-up estimate computed from them."""
+    from traceviz.analyze.stats import paired_speedup
+
+    est = paired_speedup(base_ms, mode_ms)
+    return {
+        "baseline": baseline, "order": "ABBA", "pairs": len(base_ms),
+        "baseline_block_ms": base_ms, "mode_block_ms": mode_ms,
+        "baseline_issue_ms": base_issue_ms, "mode_issue_ms": mode_issue_ms,
+        "iters_baseline": iters, "iters_mode": iters, **est.as_dict(),
+        "stopped": "converged", "budget_s": 30.0, "elapsed_s": 5.0,
+    }
+
+
 def write_run_dir(root: Path, modes: dict[str, ModeSpec], name: str = "synthetic") -> Path:
     """A run directory with a manifest and one gzipped trace per mode that ran."""
     root.mkdir(parents=True, exist_ok=True)
@@ -102,7 +119,7 @@ def write_run_dir(root: Path, modes: dict[str, ModeSpec], name: str = "synthetic
         if spec.status == "ok":
             mode_trace(spec).write(root / f"{mode}.pt.trace.json.gz", gzipped=True)
     manifest = {
-        "schema": 2 if any(s.paired is not None for s in modes.values()) else 1,
+        "schema": _schema(modes),
         "workload": {"path": f"workloads/{name}.py", "name": name,
                      "description": "hand-built test workload"},
         "environment": {"gpu": "Test GPU", "torch": "2.9.0"},
@@ -112,6 +129,13 @@ def write_run_dir(root: Path, modes: dict[str, ModeSpec], name: str = "synthetic
     }
     (root / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return root
+
+
+def _schema(modes: dict[str, ModeSpec]) -> int:
+    blocks = [s.paired for s in modes.values() if s.paired is not None]
+    if any("baseline_issue_ms" in b for b in blocks):
+        return 3
+    return 2 if blocks else 1
 
 
 EAGER = ModeSpec(kernels=tuple((f"elementwise_kernel_{i}", 10_000) for i in range(20)),

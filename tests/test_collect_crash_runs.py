@@ -73,7 +73,8 @@ def processes_writing_to(run_dir: Path) -> list[int]:
 
 def assert_clean_run_dir(run_dir: Path, finished: set[str]) -> None:
     """Only finished modes have traces, each one complete; no temporary file anywhere."""
-    traces = {p.name.removesuffix(".pt.trace.json.gz") for p in run_dir.glob("*.pt.trace.json.gz")}
+    traces = {p.name.removesuffix(".pt.trace.json.gz").removesuffix(".stack")
+              for p in run_dir.glob("*.pt.trace.json.gz")}
     assert traces == finished
     for mode in finished:
         assert json.loads(subprocess.run(

@@ -121,16 +121,47 @@ class Comparison:
 
     @cached_property
     def waterfalls(self) -> pd.DataFrame:
-        """One row per non-baseline mode: ``mode``, ``baseline``, ``baseline_period_ns``,
-        ``period_ns``, ``delta_ns`` and the five parts (``gpu_busy_ns``, ``host_wait_ns``,
-        ``sync_wait_ns``, ``graph_internal_ns``, ``other_idle_ns``), float64 ns; the parts add
-        up to ``delta_ns``."""
+        """One row per non-baseline mode: ``mode``, ``baseline``, ``units``,
+        ``baseline_period_ns``, ``period_ns``, ``delta_ns`` and the parts, float64 ns, adding
+        up to ``delta_ns``. ``units == "unprofiled"`` (runs with the unprofiled split):
+        ``gpu_busy_ns``, ``host_overhead_ns``, ``other_idle_ns`` and the cross-check
+        ``issue_delta_ns``; ``"profiled"``: ``gpu_busy_ns``, ``host_wait_ns``,
+        ``sync_wait_ns``, ``graph_internal_ns``, ``other_idle_ns`` (``docs/comparison.md``).
+        Parts a row's kind lacks are NaN."""
         return pd.DataFrame([
-            {"mode": w.mode, "baseline": w.baseline,
+            {"mode": w.mode, "baseline": w.baseline, "units": w.units,
              "baseline_period_ns": w.baseline_period_ns, "period_ns": w.period_ns,
-             "delta_ns": w.delta_ns, **w.parts}
+             "delta_ns": w.delta_ns, **w.parts, **w.cross_check}
             for w in self._result.waterfalls
         ])
+
+    @cached_property
+    def unprofiled(self) -> pd.DataFrame:
+        """One row per mode with an unprofiled split (paired blocks with host issue times):
+        pair-level step and host issue ms per step of both sides, the GPU's lag behind the host
+        (steps), host-bound flags, and the savings with their CIs (ms per step; the share as a
+        fraction). Definitions: :mod:`traceviz.analyze.unprofiled`."""
+        rows = []
+        for mode, s in self._result.unprofiled.items():
+            share = s.issue_share
+            rows.append({
+                "mode": mode, "pairs": s.pairs,
+                "baseline_ms": s.baseline.period_ms, "mode_ms": s.mode.period_ms,
+                "baseline_issue_ms": s.baseline.issue_ms, "mode_issue_ms": s.mode.issue_ms,
+                "baseline_lag_steps": s.baseline.lag_steps.value,
+                "mode_lag_steps": s.mode.lag_steps.value,
+                "baseline_host_bound": s.baseline.host_bound,
+                "mode_host_bound": s.mode.host_bound,
+                "saved_ms": s.saved_ms.value, "saved_ms_low": s.saved_ms.low,
+                "saved_ms_high": s.saved_ms.high,
+                "issue_saved_ms": s.issue_saved_ms.value,
+                "issue_saved_ms_low": s.issue_saved_ms.low,
+                "issue_saved_ms_high": s.issue_saved_ms.high,
+                "issue_share": None if share is None else share.value,
+                "issue_share_low": None if share is None else share.low,
+                "issue_share_high": None if share is None else share.high,
+            })
+        return pd.DataFrame(rows)
 
     def verdict(self, mode: str, kind: str) -> Verdict | None:
         """The verdict of ``mode`` of ``kind`` ("speed", "fusion" or "launch"), ``None`` if none."""

@@ -79,7 +79,7 @@ def comparison_html(c: Comparison, title: str | None = None) -> str:
     """Verdicts, per-mode headlines (when the comparison has them), the side-by-side table and
     the step-time figure."""
     from traceviz.report import figures
-    from traceviz.report.model import ROW_COLUMNS, row_cells
+    from traceviz.report.comparison_model import ROW_COLUMNS, row_cells
 
     r = c.result
     verdicts = [[_e(v.mode), _e(v.kind),

@@ -101,7 +101,8 @@ def record_interruption(run_dir: Path, record: dict[str, Any], exc: RunInterrupt
     Call it after the running child was killed: temporary files in ``run_dir`` are removed.
     """
     for mode, entry in record["modes"].items():
-        if mode == exc.mode:
+        if mode == exc.mode:  # its lean trace may be complete while its stacked run was not
+            remove_traces(run_dir, mode)
             record["modes"][mode] = manifest.mode_entry(
                 status="interrupted",
                 reason=f"interrupted by {exc.signal_name} during '{exc.phase}' after "
@@ -185,5 +186,11 @@ def begin_resume(plan: ResumePlan, started_iso: str) -> None:
     })
     remove_partials(plan.run_dir)
     for mode in plan.modes:
-        (plan.run_dir / f"{mode}.pt.trace.json.gz").unlink(missing_ok=True)
+        remove_traces(plan.run_dir, mode)
     manifest.write_manifest(plan.run_dir, record)
+
+
+def remove_traces(run_dir: Path, mode: str) -> None:
+    """Remove a mode's lean and stacked traces (a mode run again, or stopped mid-way)."""
+    for name in (f"{mode}.pt.trace.json.gz", f"{mode}.stack.pt.trace.json.gz"):
+        (run_dir / name).unlink(missing_ok=True)

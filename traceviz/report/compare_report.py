@@ -16,7 +16,8 @@ from typing import Any
 from traceviz.analyze.compare import Comparison, ModeInput, compare
 from traceviz.analyze.verdicts import Thresholds
 from traceviz.errors import UsageError
-from traceviz.report.model import Report, build_comparison_report
+from traceviz.report.comparison_model import build_comparison_report
+from traceviz.report.model import Report
 from traceviz.report.run_dir import MANIFEST, is_run_dir
 
 FORMATS = ("html", "json", "md", "text")
@@ -213,6 +214,14 @@ def build(
     return comparison, report
 
 
+#: What a waterfall's numbers are, by its units (traceviz.analyze.waterfall).
+_WATERFALL_STATISTIC = {
+    "unprofiled": "pair-level median baseline step, mode = baseline / speed-up; GPU busy and "
+    "other idle: mean changes of the lean traces; host overhead: the rest",
+    "profiled": "mean over the profiled steps with GPU work",
+}
+
+
 def comparison_to_dict(comparison: Comparison, report: Report) -> dict[str, Any]:
     """The comparison JSON: rows, waterfalls (µs), verdicts, thresholds and every figure."""
     figures = {f.id: json.loads(f.figure.to_json()) for f in report.figures()}
@@ -224,12 +233,16 @@ def comparison_to_dict(comparison: Comparison, report: Report) -> dict[str, Any]
         "baseline": comparison.baseline,
         "rows": [asdict(r) for r in comparison.rows],
         "waterfalls": [
-            {"mode": w.mode, "baseline": w.baseline, "statistic": "mean over steps with GPU work",
+            {"mode": w.mode, "baseline": w.baseline, "units": w.units,
+             "statistic": _WATERFALL_STATISTIC[w.units],
              "baseline_period_us": w.baseline_period_ns / 1000, "period_us": w.period_ns / 1000,
              "delta_us": w.delta_ns / 1000,
-             "parts_us": {k.removesuffix("_ns"): v / 1000 for k, v in w.parts.items()}}
+             "parts_us": {k.removesuffix("_ns"): v / 1000 for k, v in w.parts.items()},
+             "cross_check_us": {k.removesuffix("_ns"): v / 1000
+                                for k, v in w.cross_check.items()}}
             for w in comparison.waterfalls
         ],
+        "unprofiled": {mode: s.as_dict() for mode, s in comparison.unprofiled.items()},
         "headline": {h.mode: h.as_dict() for h in comparison.headlines},
         "verdicts": [v.as_dict() for v in comparison.verdicts],
         "thresholds": comparison.thresholds.as_dict(),
@@ -242,7 +255,7 @@ def comparison_to_dict(comparison: Comparison, report: Report) -> dict[str, Any]
 _ROW_PRIORITY = {"mode": 1000, "status": 9, "step ms (p10–p90)": 8, "kernels/step": 7,
                  "launches/step": 6, "busy ms/step": 5, "cpu-bound": 4, "profiled ms": 3,
                  "outputs": 2, "first call": 1, "kernels/launch": 1, "inflation": 0,
-                 "peak mem": 0}
+                 "stacked": 0, "peak mem": 0}
 
 
 def render_text(comparison: Comparison, width: int | None = None) -> Any:
@@ -251,8 +264,8 @@ def render_text(comparison: Comparison, width: int | None = None) -> Any:
     from rich.console import Group
     from rich.text import Text
 
+    from traceviz.report.comparison_model import ROW_COLUMNS, row_cells, speedup_cell
     from traceviz.report.fit import KEEP, Column, fit_table
-    from traceviz.report.model import ROW_COLUMNS, row_cells, speedup_cell
 
     # "kernels/step" → "kernels /step": a narrow column may wrap its header at the slash.
     columns = [Column(name.replace("/", " /"), numeric, _ROW_PRIORITY.get(name, 0),
@@ -276,7 +289,16 @@ def render_text(comparison: Comparison, width: int | None = None) -> Any:
         [(v.mode, v.kind, Text(v.status, style=style[v.status]),
           str(v.evidence.get("evidence_source") or evidence.get(v.mode, "–")), v.explanation)
          for v in comparison.verdicts], width, title="Verdicts")
-    return Group(heads, rows, verdicts)
+    parts = [heads, rows]
+    if comparison.unprofiled:
+        from traceviz.report.unprofiled_section import SPLIT_COLUMNS, split_rows
+
+        parts.append(fit_table(
+            [Column(name, numeric, 1000 if name == "mode" else 1) for name, numeric
+             in SPLIT_COLUMNS], split_rows(comparison), width,
+            title="Without the profiler (baseline → mode, ms per step; pairs in the mode's "
+            "process)"))
+    return Group(*parts, verdicts)
 
 
 def render(comparison: Comparison, report: Report, fmt: str, plotlyjs: str = "inline") -> str:

@@ -15,7 +15,7 @@ import numpy as np
 
 from traceviz.analyze.compare import Comparison
 from traceviz.analyze.model import Analysis
-from traceviz.analyze.waterfall import COMPONENTS, Waterfall
+from traceviz.analyze.waterfall import UNPROFILED, Waterfall
 from traceviz.trace.tables import Trace
 from traceviz.vocab import GAP_CLASS_NAMES, Category, LaunchKind
 
@@ -332,18 +332,24 @@ def compare_times(comparison: Comparison) -> go.Figure:
 
 
 def waterfall(w: Waterfall) -> go.Figure:
-    """Baseline mean period → five component deltas → mode mean period (µs)."""
+    """Baseline step → the parts' deltas → mode step (µs): unprofiled or profiled units."""
     import plotly.graph_objects as go
 
-    labels = ["baseline<br>period", "Δbusy", "Δhost<br>wait", "Δsync<br>wait", "Δin<br>graph",
-              "Δother", "this mode<br>period"]
-    values = [w.baseline_period_ns / 1000, *(w.parts[k] / 1000 for k, _ in COMPONENTS),
+    unprofiled = w.units == UNPROFILED
+    short = {"gpu_busy_ns": "ΔGPU<br>busy", "host_overhead_ns": "Δhost<br>overhead",
+             "host_wait_ns": "Δhost<br>wait", "sync_wait_ns": "Δsync<br>wait",
+             "graph_internal_ns": "Δin<br>graph", "other_idle_ns": "Δother" +
+             ("<br>idle" if unprofiled else "")}
+    components = w.components
+    step = "step" if unprofiled else "period"
+    labels = [f"baseline<br>{step}", *(short[k] for k, _ in components), f"this mode<br>{step}"]
+    values = [w.baseline_period_ns / 1000, *(w.parts[k] / 1000 for k, _ in components),
               w.period_ns / 1000]
     fig = go.Figure(
         go.Waterfall(
             x=labels, y=values,
-            measure=["absolute", *(["relative"] * len(COMPONENTS)), "total"],
-            text=[f"{v:+,.1f}" if 0 < i <= len(COMPONENTS) else f"{v:,.1f}"
+            measure=["absolute", *(["relative"] * len(components)), "total"],
+            text=[f"{v:+,.1f}" if 0 < i <= len(components) else f"{v:,.1f}"
                   for i, v in enumerate(values)],
             textposition="outside",
             increasing={"marker": {"color": "#E45756"}},
@@ -353,8 +359,11 @@ def waterfall(w: Waterfall) -> go.Figure:
             hovertemplate="%{x}: %{y:,.2f} µs<extra></extra>",
         )
     )
-    fig.update_layout(yaxis={"title": "mean GPU period per step (µs)"}, showlegend=False,
-                      xaxis={"tickangle": 0})
+    axis = ("step time per step without the profiler (µs)" if unprofiled
+            else "mean profiled GPU period per step (µs)")
+    fig.update_layout(yaxis={"title": axis}, showlegend=False, xaxis={"tickangle": 0})
+    how = "unprofiled" if unprofiled else "profiled"
     return _layout(
-        fig, f"{w.mode} vs {w.baseline}: {w.delta_ns / 1000:+,.1f} µs per step", height=400
+        fig, f"{w.mode} vs {w.baseline}: {w.delta_ns / 1000:+,.1f} µs per step ({how})",
+        height=400,
     )

@@ -1,7 +1,8 @@
 """The report model: what a report says, already formatted, independent of the output format.
 
-:func:`build_trace_report` (one trace) and :func:`build_comparison_report` (several modes) turn
-analysis results into a :class:`Report` of sections holding tables (formatted strings),
+:func:`build_trace_report` (one trace) and
+:func:`traceviz.report.comparison_model.build_comparison_report` (several modes) turn analysis
+results into a :class:`Report` of sections holding tables (formatted strings),
 figures (plotly, built by :mod:`traceviz.report.figures`) and verdicts. Renderers
 (:mod:`~traceviz.report.html`, :mod:`~traceviz.report.markdown`) only lay it out and escape it.
 Display units: µs for per-step times (``ns / 1000``), ms for step times and whole-trace sums.
@@ -12,11 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from traceviz.analyze.compare import Comparison, ComparisonRow
-from traceviz.analyze.headline import Headline
 from traceviz.analyze.model import Analysis
 from traceviz.analyze.verdicts import Verdict
-from traceviz.analyze.waterfall import COMPONENTS
 from traceviz.report import figures
 from traceviz.report.host_wait_section import host_wait_section, summary_sentence
 from traceviz.report.units import pct
@@ -100,7 +98,7 @@ def mib(value: int | None) -> str:
     return "–" if value is None else f"{value / 2**20:,.0f} MiB"
 
 
-def _table(id_: str, title: str, columns: list[tuple[str, bool]], rows: list[tuple[str, ...]],
+def table(id_: str, title: str, columns: list[tuple[str, bool]], rows: list[tuple[str, ...]],
            note: str = "", clip: tuple[bool, ...] = ()) -> Table:
     shown = rows[:MAX_TABLE_ROWS]
     if len(rows) > len(shown):
@@ -164,7 +162,7 @@ def _per_step_section(analysis: Analysis) -> Section:
     items: list[Table | Figure] = []
     if any(s.period_ns > 0 for s in analysis.steps):
         items.append(Figure("fig-steps", figures.step_breakdown(analysis)))
-    items.append(_table("tbl-steps", "Per step", cols, rows,
+    items.append(table("tbl-steps", "Per step", cols, rows,
                         "Each step's period = GPU busy + the four idle classes."))
     return Section(
         "steps", "Steps",
@@ -179,7 +177,7 @@ def _kernel_section(analysis: Analysis) -> Section:
     items: list[Table | Figure] = []
     if analysis.kernel_families:
         items.append(Figure("fig-families", figures.kernel_families(analysis)))
-    items.append(_table(
+    items.append(table(
         "tbl-kernels", "Top kernels by GPU time",
         [("kernel", False), ("family", False), ("count", True), ("total ms", True),
          ("mean µs", True), ("min µs", True), ("max µs", True)],
@@ -188,7 +186,7 @@ def _kernel_section(analysis: Analysis) -> Section:
         clip=(True,),
     ))
     if analysis.triton_kernels:
-        items.append(_table(
+        items.append(table(
             "tbl-triton", "Triton kernels and what Inductor fused into them",
             [("kernel", False), ("kind", False), ("fused ops", False), ("count", True),
              ("total ms", True)],
@@ -212,7 +210,7 @@ def _graph_section(analysis: Analysis) -> Section | None:
         "graphs", "CUDA graph replays",
         "Each graph launch call and the activities it replayed; in-graph gaps are idle time "
         "between a graph's own nodes.",
-        (_table("tbl-graphs", "Graph replays",
+        (table("tbl-graphs", "Graph replays",
                 [("step", False), ("launch", False), ("nodes", True), ("kernels", True),
                  ("launch call µs", True), ("launch → first µs", True), ("span µs", True),
                  ("busy µs", True), ("in-graph gaps µs", True)], rows),),
@@ -234,7 +232,7 @@ def _compile_section(analysis: Analysis) -> Section:
              f"{', '.join(c.recompiled_regions) or 'none'}. " + " ".join(c.notes))
     return Section(
         "compile", "torch.compile structure", intro.strip(),
-        (_table("tbl-compile", "Per step",
+        (table("tbl-compile", "Per step",
                 [("step", False), ("compiled regions", True), ("frames", True),
                  ("graph breaks", True), ("cache lookup µs", True), ("CompiledFxGraph calls", True),
                  ("cudagraph input copies", True), ("compiles in window", True)], rows),),
@@ -250,7 +248,7 @@ def _gap_section(analysis: Analysis) -> Section:
     items: list[Table | Figure] = []
     if len(analysis.gaps):
         items.append(Figure("fig-gaps", figures.gap_histogram(analysis)))
-    items.append(_table("tbl-gaps", "Gap statistics (all steps)",
+    items.append(table("tbl-gaps", "Gap statistics (all steps)",
                         [("class", False), ("gaps", True), ("p50 µs", True), ("p90 µs", True),
                          ("max µs", True), ("sum µs", True)], rows))
     return Section("gaps", "Idle gaps", "Every idle hole inside a step's GPU period, by class.",
@@ -284,149 +282,4 @@ def build_trace_report(trace: Trace, analysis: Analysis) -> Report:
         warnings=tuple(w.message + (f" ({w.count:,})" if w.count else "")
                        for w in analysis.health),
         sections=tuple(sections),
-    )
-
-
-# --- comparison ------------------------------------------------------------------------------
-
-
-def row_cells(r: ComparisonRow) -> tuple[str, ...]:
-    time = "–"
-    if r.time_median_ms is not None:
-        time = ms(r.time_median_ms)
-        if r.time_p10_ms is not None and r.time_p90_ms is not None:
-            time += f" ({ms(r.time_p10_ms)}–{ms(r.time_p90_ms)})"
-        if r.time_noisy:
-            time += " noisy"
-    correct = {True: "match", False: "MISMATCH", None: "not checked"}[r.correctness_ok]
-    if r.correctness_detail and r.correctness_ok is False:
-        correct += f" ({r.correctness_detail})"
-    status = r.status + (f": {r.reason}" if r.reason else "")
-    return (
-        r.mode, status, time, ms(r.period_ms),
-        "–" if r.inflation is None else f"{r.inflation:.2f}×",
-        num(r.kernels, 1 if r.kernels and r.kernels % 1 else 0),
-        num(r.launches, 1 if r.launches and r.launches % 1 else 0),
-        num(r.kernels_per_launch, 2), ms(r.gpu_busy_ms), pct(r.cpu_bound_share),
-        "–" if r.first_call_s is None else f"{r.first_call_s:,.2f} s", mib(r.peak_mem_bytes),
-        correct,
-    )
-
-
-ROW_COLUMNS = [
-    ("mode", False), ("status", False), ("step ms (p10–p90)", True), ("profiled ms", True),
-    ("inflation", True), ("kernels/step", True), ("launches/step", True),
-    ("kernels/launch", True), ("busy ms/step", True), ("cpu-bound", True),
-    ("first call", True), ("peak mem", True), ("outputs", False),
-]
-
-
-def speedup_cell(h: Headline | None) -> str:
-    """"1.71 (95 % CI 1.62–1.80)", "1.71 (unpaired)", "4.04 (profiled)" or "–"."""
-    if h is None or h.speedup is None:
-        return "–"
-    if h.evidence_source == "paired" and h.ci_low is not None and h.ci_high is not None:
-        return (f"{h.speedup:.2f} ({(h.level or 0.95) * 100:.0f} % CI "
-                f"{h.ci_low:.2f}–{h.ci_high:.2f})")
-    return f"{h.speedup:.2f} ({'profiled' if h.evidence_source == 'trace' else 'unpaired'})"
-
-
-def headline_table(headlines: tuple[Headline, ...]) -> Table:
-    """One line per mode: its speed status, speed-up with CI, and the headline."""
-    return Table(
-        "tbl-headlines", "Headline per mode",
-        ("mode", "speed", "speed-up", "headline"),
-        tuple((h.mode, h.speed_status, speedup_cell(h), h.text) for h in headlines),
-        (False, False, True, False),
-    )
-
-
-def verdict_table(verdicts: tuple[Verdict, ...], headlines: tuple[Headline, ...] = ()) -> Table:
-    by_mode = {h.mode: h for h in headlines}
-    return Table(
-        "tbl-verdicts", "Verdicts",
-        ("mode", "verdict", "status", "speed-up", "evidence", "why"),
-        tuple((v.mode, v.kind, v.status, speedup_cell(by_mode.get(v.mode)),
-               str(v.evidence.get("evidence_source") or "–"), v.explanation)
-              for v in verdicts),
-        (False, False, False, True, False, False),
-    )
-
-
-def build_comparison_report(
-    comparison: Comparison, title: str, facts: list[tuple[str, str]],
-    warnings: list[str] | None = None,
-) -> Report:
-    """The comparison report: verdicts, the comparison table, figures, waterfalls, diagnostics."""
-    c = comparison
-    sections: list[Section] = [
-        Section("headline", "Headline",
-                f"Each mode against the baseline {c.baseline!r}: the outcome on the stopwatch "
-                "(speed-up = baseline time / mode time; paired: median of ABBA pair ratios with "
-                "a bootstrap CI; unpaired: separate-process medians; profiled: the traces' GPU "
-                "period), where the profiled time went, the counts, and what to know about the "
-                "mode.", (headline_table(c.headlines),)),
-        Section("verdicts", "Verdicts",
-                "speed: the CI (or the unpaired / profiled evidence) against ±min_speedup. "
-                "fusion: fewer kernels and GPU busy down beyond its step-to-step spread, with "
-                "matching outputs and no slower step. launch: a speed win of which host + sync "
-                "wait explain at least launch_min_wait_share. Thresholds are listed at the end "
-                "of the report; rules in docs/comparison.md.",
-                (verdict_table(c.verdicts, c.headlines),)),
-        Section("modes", "Modes side by side",
-                "step ms: unprofiled step time from the run manifest (median, p10–p90). "
-                "profiled ms: GPU period per step under the profiler (median); inflation = "
-                "profiled wall time per step (manifest; else the GPU period) / unprofiled. "
-                "Per-step counts and times are medians over the steps with GPU work; "
-                "cpu-bound = cpu_bound_share, (host wait + sync wait) / period; "
-                "kernels/launch counts all GPU activities per launch call.",
-                (_table("tbl-modes", "Comparison", ROW_COLUMNS,
-                        [row_cells(r) for r in c.rows]),
-                 Figure("fig-times", figures.compare_times(c)),
-                 Figure("fig-counts", figures.compare_counts(c)))),
-    ]
-    if c.waterfalls:
-        items: list[Table | Figure] = []
-        for i, w in enumerate(c.waterfalls):
-            items.append(Figure(f"fig-waterfall-{i}", figures.waterfall(w)))
-        items.append(_table(
-            "tbl-waterfall", "Change in mean GPU period per step (µs)",
-            [("mode", False), ("baseline period", True), ("period", True), ("Δ total", True),
-             *((label, True) for _, label in COMPONENTS)],
-            [(w.mode, us(w.baseline_period_ns), us(w.period_ns), f"{w.delta_ns / 1000:+,.1f}",
-              *(f"{w.parts[k] / 1000:+,.1f}" for k, _ in COMPONENTS)) for w in c.waterfalls],
-            "Means over steps with GPU work; the five parts add up to Δ total.",
-        ))
-        sections.append(Section(
-            "waterfall", "What changed the GPU period",
-            "Δbusy is GPU work saved or added (fusion, kernel efficiency); Δhost_wait is launch "
-            "overhead the GPU no longer waits for; Δsync_wait, Δgraph_internal and Δother are "
-            "the other idle classes. Green bars shorten the step.",
-            tuple(items), grid=len(c.waterfalls) > 1,
-        ))
-    diag = [
-        (r.mode, num(r.graphs) if r.graphs is not None else "–",
-         num(r.graph_breaks) if r.graph_breaks is not None else "–",
-         "; ".join(r.break_reasons) or "–",
-         num(r.recompiles) if r.recompiles is not None else "–",
-         "; ".join(r.cudagraph_skips) or "–")
-        for r in c.rows
-    ]
-    sections.append(Section(
-        "diagnostics", "Compile diagnostics",
-        "From the run manifest (torch._dynamo counters and logs); '–' when not recorded.",
-        (_table("tbl-diag", "Compile diagnostics",
-                [("mode", False), ("graphs", True), ("graph breaks", True),
-                 ("break reasons", False), ("recompiles", True), ("cudagraph skips", False)],
-                diag),),
-    ))
-    sections.append(Section(
-        "thresholds", "Thresholds", "Change them with --threshold name=value or a config file.",
-        (Table("tbl-thresholds", "Thresholds", ("name", "value"),
-               tuple((k, f"{v:g}") for k, v in c.thresholds.as_dict().items()), (False, True)),),
-    ))
-    return Report(
-        kind="comparison", title=title, facts=tuple(facts),
-        warnings=tuple([*(warnings or []), *c.notes]), sections=tuple(sections),
-        verdicts=c.verdicts,
     )

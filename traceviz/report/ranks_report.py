@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from traceviz.analyze.distributed.model import FailedRank, RanksAnalysis
-from traceviz.report.model import Figure, Report, Section, _table, us
+from traceviz.report.model import Figure, Report, Section, table, us
 from traceviz.report.ranks_text import straggler_sentence
 from traceviz.report.units import pct
 
@@ -38,7 +38,7 @@ def build_ranks_report(r: RanksAnalysis, figures: bool = True,
         facts.append(("straggler share", f"rank {st.rank}: {pct(st.share_of_steps)} of "
                       f"{st.matched_steps} matched steps, mean lateness "
                       f"{us(st.mean_lateness_ns)} µs/step, cause {st.cause}"))
-    per_rank = _table(
+    per_rank = table(
         "ranks-per-rank", "Per rank (medians over steps; µs)",
         [("rank", _N), ("steps", _N), ("period", _N), ("GPU busy", _N), ("compute busy", _N),
          ("effective busy", _N), ("comm wait", _N), ("comm transfer", _N),
@@ -48,7 +48,7 @@ def build_ranks_report(r: RanksAnalysis, figures: bool = True,
           us(p.comm_wait_ns_median), us(p.comm_transfer_ns_median),
           us(p.exposed_comm_ns_median), us(p.host_wait_ns_median),
           pct(p.cpu_bound_share_median)) for p in r.per_rank])
-    steps = _table(
+    steps = table(
         "ranks-steps", "Rank × step (µs)",
         [("step", _N), ("rank", _N), ("period", _N), ("comm wait", _N), ("transfer", _N),
          ("lateness", _N), ("host wait", _N), ("compute busy", _N), ("collectives", _N)],
@@ -56,7 +56,7 @@ def build_ranks_report(r: RanksAnalysis, figures: bool = True,
           us(s.comm_transfer_ns), us(s.lateness_ns), us(s.host_wait_ns),
           us(s.compute_busy_ns), str(s.collectives)) for s in r.rank_steps],
         note="– : the step's collectives did not match across ranks (see Trace health).")
-    colls = _table(
+    colls = table(
         "ranks-collectives", "Matched collectives",
         [("group", False), ("collective", False), ("bytes", _N), ("count", _N),
          ("wait p50 µs", _N), ("transfer p50 µs", _N)],
@@ -72,7 +72,7 @@ def build_ranks_report(r: RanksAnalysis, figures: bool = True,
     failed_section = () if not failed else (Section(
         "ranks-failed", "Failed ranks", "Rank traces that could not be analysed, with the "
         "reason; they are left out of every number below.",
-        (_table("ranks-failed-list", "Failed ranks", [("path", False), ("reason", False)],
+        (table("ranks-failed-list", "Failed ranks", [("path", False), ("reason", False)],
                 [(f.path, f.reason) for f in failed]),)),)
     sections = (
         *failed_section,

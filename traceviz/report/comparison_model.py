@@ -1,0 +1,148 @@
+"""The comparison report's model: the headline, verdict and mode tables, and the sections
+built from a :class:`~traceviz.analyze.compare.Comparison` (types and formatting helpers:
+:mod:`traceviz.report.model`)."""
+
+from __future__ import annotations
+
+from traceviz.analyze.compare import Comparison, ComparisonRow
+from traceviz.analyze.headline import Headline
+from traceviz.analyze.verdicts import Verdict
+from traceviz.report import figures
+from traceviz.report.model import Figure, Report, Section, Table, mib, ms, num, table
+from traceviz.report.units import pct
+from traceviz.report.unprofiled_section import unprofiled_section, waterfall_section
+
+# --- comparison ------------------------------------------------------------------------------
+
+
+def row_cells(r: ComparisonRow) -> tuple[str, ...]:
+    time = "–"
+    if r.time_median_ms is not None:
+        time = ms(r.time_median_ms)
+        if r.time_p10_ms is not None and r.time_p90_ms is not None:
+            time += f" ({ms(r.time_p10_ms)}–{ms(r.time_p90_ms)})"
+        if r.time_noisy:
+            time += " noisy"
+    correct = {True: "match", False: "MISMATCH", None: "not checked"}[r.correctness_ok]
+    if r.correctness_detail and r.correctness_ok is False:
+        correct += f" ({r.correctness_detail})"
+    status = r.status + (f": {r.reason}" if r.reason else "")
+    return (
+        r.mode, status, time, ms(r.period_ms),
+        "–" if r.inflation is None else f"{r.inflation:.2f}×",
+        "–" if r.stack_inflation is None else f"{r.stack_inflation:.2f}×",
+        num(r.kernels, 1 if r.kernels and r.kernels % 1 else 0),
+        num(r.launches, 1 if r.launches and r.launches % 1 else 0),
+        num(r.kernels_per_launch, 2), ms(r.gpu_busy_ms), pct(r.cpu_bound_share),
+        "–" if r.first_call_s is None else f"{r.first_call_s:,.2f} s", mib(r.peak_mem_bytes),
+        correct,
+    )
+
+
+ROW_COLUMNS = [
+    ("mode", False), ("status", False), ("step ms (p10–p90)", True), ("profiled ms", True),
+    ("inflation", True), ("stacked", True), ("kernels/step", True), ("launches/step", True),
+    ("kernels/launch", True), ("busy ms/step", True), ("cpu-bound", True),
+    ("first call", True), ("peak mem", True), ("outputs", False),
+]
+
+
+def speedup_cell(h: Headline | None) -> str:
+    """"1.71 (95 % CI 1.62–1.80)", "1.71 (unpaired)", "4.04 (profiled)" or "–"."""
+    if h is None or h.speedup is None:
+        return "–"
+    if h.evidence_source == "paired" and h.ci_low is not None and h.ci_high is not None:
+        return (f"{h.speedup:.2f} ({(h.level or 0.95) * 100:.0f} % CI "
+                f"{h.ci_low:.2f}–{h.ci_high:.2f})")
+    return f"{h.speedup:.2f} ({'profiled' if h.evidence_source == 'trace' else 'unpaired'})"
+
+
+def headline_table(headlines: tuple[Headline, ...]) -> Table:
+    """One line per mode: its speed status, speed-up with CI, and the headline."""
+    return Table(
+        "tbl-headlines", "Headline per mode",
+        ("mode", "speed", "speed-up", "headline"),
+        tuple((h.mode, h.speed_status, speedup_cell(h), h.text) for h in headlines),
+        (False, False, True, False),
+    )
+
+
+def verdict_table(verdicts: tuple[Verdict, ...], headlines: tuple[Headline, ...] = ()) -> Table:
+    by_mode = {h.mode: h for h in headlines}
+    return Table(
+        "tbl-verdicts", "Verdicts",
+        ("mode", "verdict", "status", "speed-up", "evidence", "why"),
+        tuple((v.mode, v.kind, v.status, speedup_cell(by_mode.get(v.mode)),
+               str(v.evidence.get("evidence_source") or "–"), v.explanation)
+              for v in verdicts),
+        (False, False, False, True, False, False),
+    )
+
+
+def build_comparison_report(
+    comparison: Comparison, title: str, facts: list[tuple[str, str]],
+    warnings: list[str] | None = None,
+) -> Report:
+    """The comparison report: verdicts, the comparison table, figures, waterfalls, diagnostics."""
+    c = comparison
+    sections: list[Section] = [
+        Section("headline", "Headline",
+                f"Each mode against the baseline {c.baseline!r}: the outcome on the stopwatch "
+                "(speed-up = baseline time / mode time; paired: median of ABBA pair ratios with "
+                "a bootstrap CI; unpaired: separate-process medians; profiled: the traces' GPU "
+                "period), where the time went (without the profiler when the run has the "
+                "unprofiled split, else in the profiled trace, said so), the counts, and what "
+                "to know about the mode.", (headline_table(c.headlines),)),
+        Section("verdicts", "Verdicts",
+                "speed: the CI (or the unpaired / profiled evidence) against ±min_speedup. "
+                "fusion: fewer kernels and GPU busy (lean trace) down beyond its step-to-step "
+                "spread, with matching outputs, a faster step and, with the unprofiled split, "
+                "at least fusion_min_busy_share of the time saved. launch (unprofiled split): a "
+                "speed win, the baseline host-bound without the profiler, and the saving of "
+                "host issue time explaining at least launch_min_wait_share of the time saved; "
+                "without the split (trace files, older runs) the profiled-trace rule, said so "
+                "in the verdict. Thresholds are listed at the end of the report; rules in "
+                "docs/comparison.md.",
+                (verdict_table(c.verdicts, c.headlines),)),
+        Section("modes", "Modes side by side",
+                "step ms: unprofiled step time from the run manifest (median, p10–p90). "
+                "profiled ms: GPU period per step under the profiler (median, lean trace); "
+                "inflation = profiled wall time per step (manifest; else the GPU period) / "
+                "unprofiled, of the lean trace; stacked: the same of the stacked trace. "
+                "Per-step counts and times are medians over the steps with GPU work; "
+                "cpu-bound = cpu_bound_share, (host wait + sync wait) / period; "
+                "kernels/launch counts all GPU activities per launch call.",
+                (table("tbl-modes", "Comparison", ROW_COLUMNS,
+                        [row_cells(r) for r in c.rows]),
+                 Figure("fig-times", figures.compare_times(c)),
+                 Figure("fig-counts", figures.compare_counts(c)))),
+    ]
+    for extra in (unprofiled_section(c), waterfall_section(c)):
+        if extra is not None:
+            sections.append(extra)
+    diag = [
+        (r.mode, num(r.graphs) if r.graphs is not None else "–",
+         num(r.graph_breaks) if r.graph_breaks is not None else "–",
+         "; ".join(r.break_reasons) or "–",
+         num(r.recompiles) if r.recompiles is not None else "–",
+         "; ".join(r.cudagraph_skips) or "–")
+        for r in c.rows
+    ]
+    sections.append(Section(
+        "diagnostics", "Compile diagnostics",
+        "From the run manifest (torch._dynamo counters and logs); '–' when not recorded.",
+        (table("tbl-diag", "Compile diagnostics",
+                [("mode", False), ("graphs", True), ("graph breaks", True),
+                 ("break reasons", False), ("recompiles", True), ("cudagraph skips", False)],
+                diag),),
+    ))
+    sections.append(Section(
+        "thresholds", "Thresholds", "Change them with --threshold name=value or a config file.",
+        (Table("tbl-thresholds", "Thresholds", ("name", "value"),
+               tuple((k, f"{v:g}") for k, v in c.thresholds.as_dict().items()), (False, True)),),
+    ))
+    return Report(
+        kind="comparison", title=title, facts=tuple(facts),
+        warnings=tuple([*(warnings or []), *c.notes]), sections=tuple(sections),
+        verdicts=c.verdicts,
+    )
