@@ -17,6 +17,7 @@ import typer
 from traceviz.cli.errors import user_errors
 from traceviz.cli.strict import StrictOpt, enforce_strict
 from traceviz.errors import OutputExistsError, UsageError
+from traceviz.output_guard import refuse_input_as_output
 
 #: Exit code of ``check`` when an expectation does not hold.
 EXIT_UNMET = 3
@@ -186,6 +187,7 @@ def compare(
             enforce_strict(health)
         return
     default = comparison_default(inputs)
+    refuse_input_as_output(output_path(fmt.value, out, default), inputs)
     OutputExistsError.refuse(output_path(fmt.value, out, default), force=force)
     payload = comparison_output(inputs, baseline, threshold, thresholds_file, fmt.value,
                                 plotlyjs.value, health_out=health)

@@ -38,8 +38,10 @@ def export(
     from traceviz.cli.progress import load_progress
     from traceviz.errors import OutputExistsError
     from traceviz.export.perfetto import default_output
+    from traceviz.output_guard import refuse_input_as_output
 
     target = out or default_output(trace)
+    refuse_input_as_output(target, [trace])
     OutputExistsError.refuse(target, force=force)
     with load_progress(trace) as progress:
         analysis = traceviz.analyze(trace, progress=progress)

@@ -21,6 +21,7 @@ from traceviz.collect import analysis, manifest, run_control, runner
 from traceviz.collect.mode_names import ModeListError, parse_modes, skip_reason
 from traceviz.collect.tracing import ACTIVE_STEPS, WAIT_STEPS, WARMUP_STEPS
 from traceviz.errors import OutputExistsError, UsageError
+from traceviz.output_guard import refuse_run_dir_over_inputs
 
 #: Probe (load the workload, read versions) time limit, seconds.
 PROBE_TIMEOUT_S = 300.0
@@ -86,6 +87,8 @@ def run(
         workload, selected = plan.workload, list(plan.modes)
     elif workload is None:
         raise UsageError("give a WORKLOAD file, or --resume RUN_DIR")
+    if out is not None and plan is None:
+        refuse_run_dir_over_inputs(out, [workload])
     if out is not None and out.exists() and not force and (
         not out.is_dir() or any(out.iterdir())
     ):

@@ -172,6 +172,7 @@ def report(
     apply_max_memory(max_memory)
     apply_workers(workers)
     from traceviz.errors import OutputExistsError, UsageError
+    from traceviz.output_guard import refuse_input_as_output
     from traceviz.report.ranks_output import rank_trace_paths
     from traceviz.report.run_dir import is_run_dir
     from traceviz.trace.source import is_url
@@ -206,6 +207,7 @@ def report(
     default = (Path("traceviz-ranks.report.html") if rank_traces is not None
                else comparison_default([target]) if run_dir
                else Path(f"{stem}.report.html"))
+    refuse_input_as_output(output_path(fmt.value, out, default), target_args)
     OutputExistsError.refuse(output_path(fmt.value, out, default), force=force)
     if rank_traces is not None:
         if hta and urls:

@@ -42,7 +42,8 @@ import msgspec
 import numpy as np
 
 from traceviz.analyze.model import Analysis
-from traceviz.errors import OutputExistsError, TraceDecodeError, UsageError
+from traceviz.errors import OutputExistsError, TraceDecodeError
+from traceviz.output_guard import refuse_input_as_output
 from traceviz.trace import Trace
 from traceviz.trace.source import read_trace_bytes
 from traceviz.vocab import GAP_CLASS_NAMES, OVERLAY_CATEGORY
@@ -251,9 +252,8 @@ def write_overlay(trace_path: Path, out: Path, trace: Trace, a: Analysis, *,
                   force: bool = False) -> ExportResult:
     """Write ``trace_path``'s events plus the overlay of ``a`` (its analysis) to ``out``,
     atomically; gzip-compressed when ``out`` ends in ``.gz``."""
+    refuse_input_as_output(out, [trace_path])
     OutputExistsError.refuse(out, force=force)
-    if out.exists() and out.resolve() == trace_path.resolve():
-        raise UsageError(f"{out}: refusing to overwrite the trace being exported")
     data, _, _ = read_trace_bytes(trace_path)
     members, events = _events_span(data, trace_path)
     pid = overlay_pid(trace)
