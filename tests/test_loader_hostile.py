@@ -187,3 +187,35 @@ def test_base_time_that_is_not_an_int64_is_absent(tmp_path: Path, base: str) -> 
     p.write_bytes(text.replace(b'"baseTimeNanoseconds": ', b'"baseTimeNanoseconds": '
                                + base.encode() + b', "was": ', 1))
     assert traceviz.load(p).meta.base_time_ns is None
+
+
+@pytest.mark.timeout(60)
+def test_a_fifo_is_refused_in_one_line_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    import os
+
+    from traceviz.errors import TraceNotFoundError
+
+    fifo = tmp_path / "trace.json"
+    os.mkfifo(fifo)
+    with pytest.raises(TraceNotFoundError, match=r"not a regular file \(a FIFO\)"):
+        traceviz.load(fifo)
+
+
+def test_a_character_device_is_refused_in_one_line() -> None:
+    from traceviz.errors import TraceNotFoundError
+
+    with pytest.raises(TraceNotFoundError, match=r"a character device"):
+        traceviz.load("/dev/zero")
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_utf8_byte_order_mark_is_accepted_and_noted(tmp_path: Path, gzipped: bool) -> None:
+    b = TraceBuilder()
+    b.step(1, 0, 50_000)
+    b.kernel(500, 1_000, 2_000)
+    text = b"\xef\xbb\xbf" + json.dumps(b.document()).encode()
+    path = tmp_path / ("bom.json.gz" if gzipped else "bom.json")
+    path.write_bytes(gzip.compress(text) if gzipped else text)
+    trace = traceviz.load(path)
+    assert "UTF-8 byte-order mark ignored" in trace.meta.notes
+    assert traceviz.analyze(trace).totals.kernels == 1

@@ -106,6 +106,24 @@ def test_gap_after_blocking_sync_is_sync_wait(tmp_path: Path) -> None:
     assert list(a.gaps.cls) == [GapClass.SYNC_WAIT, GapClass.SYNC_WAIT, GapClass.HOST_WAIT]
 
 
+def test_sync_edges_a_sync_ending_at_the_gap_start_is_not_one_ending_at_the_launch_is(
+        tmp_path: Path) -> None:
+    """sync_wait: a sync call ended *after* the gap's start and *no later than* the launch
+    call's start (docs/metrics.md): both edges at equal timestamps."""
+    b = TraceBuilder()
+    b.step(1, 0, 200_000)
+    b.kernel(launch_ts=1_000, ts=10_000, dur=10_000)  # ends at 20 µs: the first gap starts
+    b.runtime("cudaStreamSynchronize", 5_000, 15_000)  # ends at 20 = the gap start: not after
+    b.kernel(launch_ts=30_000, ts=40_000, dur=10_000)  # gap 20->40: host_wait; ends at 50
+    b.runtime("cudaStreamSynchronize", 45_000, 15_000)  # ends at 60 = the next launch's start
+    b.kernel(launch_ts=60_000, ts=70_000, dur=1_000)  # gap 50->70: sync_wait
+    a = run(b, tmp_path)
+    assert_invariants(a)
+    assert list(a.gaps.cls[:2]) == [GapClass.HOST_WAIT, GapClass.SYNC_WAIT]
+    s = a.steps[0]
+    assert (s.host_wait_ns, s.sync_wait_ns) == (20_000, 20_000)
+
+
 def test_step_without_gpu_work_has_no_share_and_is_reported(tmp_path: Path) -> None:
     b = TraceBuilder()
     b.step(1, 0, 50_000)

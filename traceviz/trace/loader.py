@@ -111,9 +111,12 @@ def _plain_file(path: Path, limit: int, workers: int | None) -> Iterator[FileTex
     JSON of at least :data:`PARALLEL_MIN_BYTES` (and no more than ``limit``), several decode
     workers, and fork; else ``None`` (also when it cannot be opened: the caller's read then
     says why)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
+    try:  # a FIFO or a device would block or never end: only a regular file is opened here
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+        fd = os.open(path, os.O_RDONLY) if regular else None
     except OSError:
+        fd = None
+    if fd is None:
         yield None
         return
     try:
@@ -129,6 +132,8 @@ def _plain_file(path: Path, limit: int, workers: int | None) -> Iterator[FileTex
 # --- top level -------------------------------------------------------------------------------
 
 _TOP_DECODER = msgspec.json.Decoder(dict[str, msgspec.Raw])
+#: A UTF-8 byte-order mark, which some editors and exporters write before the JSON.
+UTF8_BOM = b"\xef\xbb\xbf"
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 #: Where an array of objects can end: ``}`` (or ``[``: empty) ``]``, then ``,`` or ``}``.
 _ARRAY_END = re.compile(rb"[}\[]\s*(\])\s*[,}]")
@@ -234,6 +239,9 @@ def _split_top_level(
     """Return the decoded top-level metadata, a writable view of ``traceEvents`` in ``data``,
     and the form."""
     notes: list[str] = []
+    if data[:3] == UTF8_BOM:  # blanked in place: JSON whitespace, no copy of the text
+        data[:3] = b"   "
+        notes.append("UTF-8 byte-order mark ignored")
     start = LEADING_WS.match(data).end()  # not data.lstrip(): that copies the whole text
     first = bytes(data[start : start + 1])
     if not first:

@@ -48,6 +48,16 @@ def too_large(path: Path, size: str, limit: int, source: str) -> TraceTooLargeEr
 READ_SLICE_BYTES = 64 * 1024 * 1024
 
 
+def _kind(p: Path) -> str:
+    """What a path that is not a regular file is, in words."""
+    for test, name in ((p.is_dir, "a directory"), (p.is_fifo, "a FIFO"),
+                       (p.is_socket, "a socket"), (p.is_char_device, "a character device"),
+                       (p.is_block_device, "a block device")):
+        if test():
+            return name
+    return "a special file"
+
+
 def read_trace_bytes(
     path: str | Path, limit: int | None = None, source: str = "--max-memory",
     threads: int = 1, threads_from_bytes: int = 0,
@@ -65,7 +75,8 @@ def read_trace_bytes(
     if not p.exists():
         raise TraceNotFoundError(f"{p}: no such file")
     if not p.is_file():
-        raise TraceNotFoundError(f"{p}: not a file")
+        raise TraceNotFoundError(f"{p}: not a regular file ({_kind(p)}); traces are read from "
+                                 "regular files")
     try:
         with p.open("rb") as f:
             on_disk = p.stat().st_size
