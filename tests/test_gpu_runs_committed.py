@@ -48,11 +48,12 @@ def test_speed_verdicts_follow_the_paired_confidence_interval(run: Path):
             assert speed.status == "WIN", (h.mode, speed.explanation)
         elif h.ci_high < 1 - margin:
             assert speed.status == "REGRESSION", (h.mode, speed.explanation)
-        elif h.ci_low > 1 or h.ci_high < 1:  # significant, but inside ±min_speedup
+        elif h.ci_low >= 1 - margin and h.ci_high <= 1 + margin:  # the whole CI within ±
             assert speed.status == "NO_WIN", (h.mode, speed.explanation)
-            assert "statistically different from 1" in speed.explanation
-        else:
-            assert speed.status in ("NO_WIN", "INCONCLUSIVE"), (h.mode, speed.explanation)
+            if h.ci_low > 1 or h.ci_high < 1:  # significant, but inside ±min_speedup
+                assert "statistically different from 1" in speed.explanation
+        else:  # the CI reaches beyond ±min_speedup without clearing it
+            assert speed.status == "INCONCLUSIVE", (h.mode, speed.explanation)
 
 
 @pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
@@ -70,7 +71,7 @@ def test_every_speed_win_says_where_the_time_went(run: Path):
 def test_the_tiny_transformer_has_a_mid_sized_win():
     c = comparison(REPORTS / "tiny_transformer")
     mid = [h for h in c.headlines
-           if h.evidence_source == "paired" and h.ci_low >= 1.2 and h.ci_high <= 2.0]
+           if h.evidence_source == "paired" and h.ci_low >= 1.1 and h.ci_high <= 2.0]
     assert mid, [(h.mode, h.speedup) for h in c.headlines]
     assert all(verdicts(c)[(h.mode, "speed")].status == "WIN" for h in mid)
 

@@ -427,7 +427,9 @@ def compare(
         if shift is not None:
             shifts.append(shift)
         if shift is not None:  # the launch verdict names where the host wait is spent
-            found = tuple(replace(v, explanation=f"{v.explanation}; {shift.phrase()}")
+            where = ("where the host waited, in the stacked traces (profiler cost included): "
+                     if inp.stack_analysis is not None else "")
+            found = tuple(replace(v, explanation=f"{v.explanation}; {where}{shift.phrase()}")
                           if v.kind == "launch" else v for v in found)
         if inp.ranks is not None and base_inp.ranks is not None:  # profile --nproc
             found = tuple(distributed_launch_verdict(v, base_inp.ranks, inp.ranks,

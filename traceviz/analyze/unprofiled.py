@@ -50,9 +50,10 @@ from traceviz.analyze.stats import (
     resample_indices,
 )
 
-#: Launches the CUDA driver queues per stream before a launch call blocks the host. NVIDIA
-#: does not document it; ``benchmarks/launch_queue.py`` measures it on a device.
-LAUNCH_QUEUE_DEPTH = 1024
+#: Launches the CUDA driver queues before a launch call blocks the host. NVIDIA does not
+#: document it; ``python -m benchmarks.launch_queue`` measured 1,022 (three runs alike) on an
+#: H100 with torch 2.11 / CUDA 13.0 (``benchmarks/results/launch_queue_h100.json``).
+LAUNCH_QUEUE_DEPTH = 1022
 
 
 @dataclass(frozen=True)
