@@ -4,7 +4,7 @@ One row per mode of each single-process run directory under ``reports/`` (the ba
 first): the paired speed-up with its CI and the three verdicts, then the unprofiled split
 (host issue ms per step, baseline → mode, and which side was host- or GPU-bound) and each
 trace's profiler inflation (lean: the trace the verdicts read; stacked: the trace with Python
-stacks). Every number comes from :func:`traceviz.report.compare_report.build`, as
+stacks; runs before manifest schema 3 had only the stacked one). Every number comes from :func:`traceviz.report.compare_report.build`, as
 ``traceviz report`` computes it.
 """
 
@@ -31,11 +31,17 @@ def _x(value: float | None) -> str:
 
 def rows(run: Path) -> list[str]:
     """The table rows of one run directory."""
-    c, _ = build(load_run_dir(run))
+    inputs = load_run_dir(run)
+    c, _ = build(inputs)
+    manifest = inputs.manifest or {}
+    # Before schema 3 the one profiled trace was recorded with stacks (unless --no-stack).
+    old_stacked = manifest.get("schema", 0) < 3 and (manifest.get("settings") or {}).get(
+        "with_stack", True)
     verdicts = {(v.mode, v.kind): v.status for v in c.verdicts}
     out = []
     for r in c.rows:
-        infl = f"{_x(r.inflation)} / {_x(r.stack_inflation)}"
+        infl = (f"– / {_x(r.inflation)}" if old_stacked
+                else f"{_x(r.inflation)} / {_x(r.stack_inflation)}")
         if r.mode == c.baseline:
             out.append(f"| {run.name} | {r.mode} (baseline) | – | – | – | – | – | – | {infl} |")
             continue

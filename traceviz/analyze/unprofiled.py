@@ -24,7 +24,8 @@ Definitions (``docs/comparison.md``, "The unprofiled split"):
   ``saved_ms`` and ``issue_saved_ms`` are their medians over the pairs, and
   ``issue_share = issue_saved_ms / saved_ms``: the share of the period saved that the host's
   issue time explains (above 1 when the mode's GPU became the limit; the same ratio for a
-  slower mode, read as a share of the period added);
+  slower mode, read as a share of the period added); defined when the CI of ``saved_ms``
+  excludes zero (each resample's share is its issue saving over its saving);
 * confidence intervals: percentile bootstrap over **the same resamples as the speed-up**
   (:func:`traceviz.analyze.stats.resample_indices` with the paired block's ``resamples`` and
   ``seed``), every statistic recomputed on each resample;
@@ -84,7 +85,7 @@ class UnprofiledSplit:
     mode: Side
     saved_ms: Estimate  # median over the pairs of baseline − mode period (ms per step)
     issue_saved_ms: Estimate  # the same of the issue times
-    issue_share: Estimate | None  # issue_saved / saved; None when nothing was saved or added
+    issue_share: Estimate | None  # issue_saved / saved; None when saved's CI reaches zero
     pairs: int
     level: float
     resamples: int
@@ -150,9 +151,13 @@ def split_from_paired(paired: dict[str, Any], max_lag_steps: float) -> Unprofile
     saved_est = Estimate(float(np.median(saved)), *percentile_interval(saved_r, level))
     issue_est = Estimate(float(np.median(issue_saved)), *percentile_interval(issue_r, level))
     share = None
-    if saved_est.value != 0 and np.all(np.sign(saved_r) == np.sign(saved_est.value)):
+    if saved_est.low > 0 or saved_est.high < 0:  # the saving's CI excludes zero
+        # A resample whose median saving is 0 divides by the smallest float of the estimate's
+        # sign: its share is huge, as it should be, and the CI says so.
+        denom = np.where(saved_r == 0, np.copysign(np.finfo(np.float64).tiny, saved_est.value),
+                         saved_r)
         share = Estimate(issue_est.value / saved_est.value,
-                         *percentile_interval(issue_r / saved_r, level))
+                         *percentile_interval(issue_r / denom, level))
     return UnprofiledSplit(
         baseline=_side(base, base_issue, iters_b, idx, level, max_lag_steps),
         mode=_side(mode, mode_issue, iters_m, idx, level, max_lag_steps),
