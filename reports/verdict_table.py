@@ -4,8 +4,8 @@ One row per mode of each single-process run directory under ``reports/`` (the ba
 first): the paired speed-up with its CI and the three verdicts, then the unprofiled split
 (host issue ms per step, baseline → mode, and which side was host- or GPU-bound) and each
 trace's profiler inflation (lean: the trace the verdicts read; stacked: the trace with Python
-stacks; runs before manifest schema 3 had only the stacked one). Every number comes from :func:`traceviz.report.compare_report.build`, as
-``traceviz report`` computes it.
+stacks; runs before manifest schema 3 had only the stacked one). Every number comes from
+:func:`traceviz.report.compare_report.build`, as ``traceviz report`` computes it.
 """
 
 from __future__ import annotations
