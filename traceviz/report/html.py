@@ -55,7 +55,8 @@ tr:last-child td{border-bottom:none}
 #tbl-modes th,#tbl-modes td.n{white-space:normal}
 #tbl-modes td{max-width:26ch}
 #tbl-verdicts td:first-child,#tbl-headlines td:first-child,#tbl-modes td:first-child,
-#tbl-waterfall td:first-child,#tbl-diag td:first-child{white-space:nowrap}
+#tbl-waterfall td:first-child,#tbl-waterfall-unprofiled td:first-child,
+#tbl-unprofiled td:first-child,#tbl-diag td:first-child{white-space:nowrap}
 .status{font-weight:700;border-radius:4px;padding:1px 6px;white-space:nowrap}
 .st-WIN{background:#dff3e4;color:#1e6b34}
 .st-NO_WIN{background:#eceff3;color:#3d4452}
