@@ -108,15 +108,18 @@ def _floats(value: Any) -> np.ndarray | None:
     return out if out.ndim == 1 and np.isfinite(out).all() else None
 
 
-def _estimate(values: np.ndarray, idx: np.ndarray, level: float) -> Estimate:
-    low, high = percentile_interval(np.median(values[idx], axis=1), level)
-    return Estimate(float(np.median(values)), low, high)
+def _estimate(values: np.ndarray, idx: np.ndarray, level: float
+              ) -> tuple[Estimate, np.ndarray]:
+    """The median of ``values`` with its CI, and the resampled medians it came from."""
+    resampled = np.median(values[idx], axis=1)
+    return (Estimate(float(np.median(values)), *percentile_interval(resampled, level)),
+            resampled)
 
 
 def _side(period: np.ndarray, issue: np.ndarray, iters: int, idx: np.ndarray, level: float,
           max_lag_steps: float) -> Side:
     lag = iters * (1.0 - issue / period)
-    lag_est = _estimate(lag, idx, level)
+    lag_est, _ = _estimate(lag, idx, level)
     return Side(float(np.median(period)), float(np.median(issue)), iters, lag_est,
                 lag_est.value <= max_lag_steps)
 
@@ -146,10 +149,8 @@ def split_from_paired(paired: dict[str, Any], max_lag_steps: float) -> Unprofile
     seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else DEFAULT_SEED
     idx = resample_indices(n, resamples, seed)
     saved, issue_saved = base - mode, base_issue - mode_issue
-    saved_r = np.median(saved[idx], axis=1)
-    issue_r = np.median(issue_saved[idx], axis=1)
-    saved_est = Estimate(float(np.median(saved)), *percentile_interval(saved_r, level))
-    issue_est = Estimate(float(np.median(issue_saved)), *percentile_interval(issue_r, level))
+    saved_est, saved_r = _estimate(saved, idx, level)
+    issue_est, issue_r = _estimate(issue_saved, idx, level)
     share = None
     if saved_est.low > 0 or saved_est.high < 0:  # the saving's CI excludes zero
         # A resample whose median saving is 0 divides by the smallest float of the estimate's
