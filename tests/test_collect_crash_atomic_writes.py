@@ -81,9 +81,14 @@ def test_a_profiled_run_leaves_one_complete_checked_trace(tmp_path):
     from traceviz.collect import tracing
 
     path = tmp_path / "eager.pt.trace.json.gz"
-    step_ms = tracing.profile_steps(lambda: sum(range(100)), path, cuda=False,
-                                    metadata={"mode": "eager"})
-    assert step_ms > 0
+    calls = []
+    window = tracing.profile_steps(lambda: calls.append(sum(range(100))), path, cuda=False,
+                                   metadata={"mode": "eager"})
+    assert window.step_ms > 0 and window.adjacent_unprofiled_ms > 0
+    assert window.inflation == window.step_ms / window.adjacent_unprofiled_ms
+    adjacent = tracing.ADJACENT_WINDOWS * tracing.ACTIVE_STEPS
+    profiled = tracing.WAIT_STEPS + tracing.WARMUP_STEPS + tracing.ACTIVE_STEPS
+    assert len(calls) == adjacent + profiled  # the unprofiled windows come before the profiler
     assert tracing.check_trace(path).steps == tracing.ACTIVE_STEPS
     with gzip.open(path, "rt") as fh:
         assert json.load(fh)["traceviz"] == {"mode": "eager"}
@@ -98,7 +103,8 @@ def test_a_step_that_raises_while_profiled_leaves_no_trace(tmp_path):
 
     def step() -> None:
         calls.append(1)
-        if len(calls) == tracing.WAIT_STEPS + tracing.WARMUP_STEPS + 2:
+        adjacent = tracing.ADJACENT_WINDOWS * tracing.ACTIVE_STEPS
+        if len(calls) == adjacent + tracing.WAIT_STEPS + tracing.WARMUP_STEPS + 2:
             raise RuntimeError("boom in an active step")
 
     with pytest.raises(RuntimeError, match="boom"):
@@ -121,3 +127,12 @@ def test_a_truncated_export_is_caught_and_never_takes_the_final_name(tmp_path, m
         tracing.profile_steps(lambda: None, tmp_path / "eager.pt.trace.json.gz", cuda=False,
                               metadata={})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_inflation_is_undefined_when_the_adjacent_unprofiled_time_is_zero():
+    from traceviz.collect.tracing import ProfiledWindow, TraceCheck
+
+    assert ProfiledWindow(step_ms=1.0, adjacent_unprofiled_ms=0.0).inflation is None
+    record = TraceCheck(steps=5, gpu_activities=0).profiled(
+        "eager.pt.trace.json.gz", ProfiledWindow(step_ms=1.5, adjacent_unprofiled_ms=0.5))
+    assert record["inflation"] == 3.0 and record["adjacent_unprofiled_ms"] == 0.5

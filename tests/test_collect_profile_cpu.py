@@ -59,8 +59,11 @@ def test_cpu_modes_run_correctly_and_are_timed(cpu_run, mode):
     timing = entry["timing"]
     assert timing["repeats"] == 3
     assert timing["p10_ms"] <= timing["median_ms"] <= timing["p90_ms"]
-    assert entry["profiled"]["steps"] == 5
-    assert entry["profiled"]["inflation"] > 0
+    profiled = entry["profiled"]
+    assert profiled["steps"] == 5
+    assert profiled["adjacent_unprofiled_ms"] > 0
+    assert profiled["inflation"] == pytest.approx(
+        profiled["step_ms"] / profiled["adjacent_unprofiled_ms"])
 
 
 def test_compile_is_timed_in_alternation_with_eager_in_its_own_process(cpu_run):
@@ -153,5 +156,7 @@ def test_the_verdict_trace_is_lean_and_the_stacked_trace_is_recorded_beside_it(c
     assert python_function_events(lean) == 0
     assert python_function_events(run_dir / stacked["trace"]) > 0
     assert stacked["steps"] == 5
-    assert stacked["inflation"] == pytest.approx(stacked["step_ms"] / entry["timing"]["median_ms"])
+    assert stacked["adjacent_unprofiled_ms"] > 0
+    assert stacked["inflation"] == pytest.approx(
+        stacked["step_ms"] / stacked["adjacent_unprofiled_ms"])
     assert (run_dir / stacked["log"]).is_file()

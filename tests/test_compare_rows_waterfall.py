@@ -75,3 +75,19 @@ def test_plain_traces_are_named_after_their_files(run_dir: Path) -> None:
                           run_dir / "compile.pt.trace.json.gz"])
     assert [m.mode for m in loaded.modes] == ["eager", "compile", "compile#2"]
     assert all(m.manifest is None for m in loaded.modes)
+
+
+def test_inflation_is_the_manifests_adjacent_ratio_when_recorded_else_over_the_timing_median():
+    from traceviz.analyze.compare import ModeInput, build_row
+
+    timing = {"median_ms": 0.5}
+    adjacent = {"step_ms": 1.2, "adjacent_unprofiled_ms": 0.4, "inflation": 3.0}
+    row = build_row(ModeInput("eager", None, None, manifest={
+        "status": "ok", "timing": timing, "profiled": adjacent,
+        "stack_profiled": {"step_ms": 2.0, "adjacent_unprofiled_ms": 0.5, "inflation": 4.0}}))
+    assert (row.inflation, row.stack_inflation) == (3.0, 4.0)
+    older = build_row(ModeInput("eager", None, None, manifest={
+        "status": "ok", "timing": timing, "profiled": {"step_ms": 1.2, "inflation": 9.9},
+        "stack_profiled": {"step_ms": 2.0, "inflation": 9.9}}))
+    assert older.inflation == pytest.approx(1.2 / 0.5)
+    assert older.stack_inflation == pytest.approx(2.0 / 0.5)

@@ -13,9 +13,12 @@ trace plus, for a run directory, the mode's manifest entry (see
 * unprofiled step time: the manifest's median and p10–p90 (milliseconds), each mode timed in
   its own process; the pair-level medians (both sides timed in the mode's process) are the
   split's;
-* profiler inflation: profiled / unprofiled step time, where "profiled" is the manifest's wall
-  time per step under the profiler (``profiled.step_ms``) when recorded, else the GPU period;
-  ``stack_inflation`` the same of the stacked trace (``stack_profiled.step_ms``);
+* profiler inflation: the manifest's ``profiled.inflation`` when it records the unprofiled step
+  time measured next to the profiled window in the same process (``adjacent_unprofiled_ms``,
+  :class:`traceviz.collect.tracing.ProfiledWindow`); else profiled / unprofiled median step
+  time, where "profiled" is the manifest's wall time per step under the profiler
+  (``profiled.step_ms``) when recorded, else the GPU period; ``stack_inflation`` the same of
+  the stacked trace (``stack_profiled``);
 * speed: the manifest's paired timing (schema 2), else the unpaired medians, else the profiled
   period (:mod:`traceviz.analyze.speed`);
 * GPU busy spread: p90 − p10 of the per-step GPU busy over the steps with GPU work (numpy's
@@ -170,6 +173,17 @@ def _count(value: Any) -> int | None:
     return _int(value)
 
 
+def _inflation(m: dict[str, Any] | None, key: str, profiled_ms: float | None,
+               median_ms: float | None) -> float | None:
+    """A trace's profiler inflation (see the module docstring): the manifest's, measured against
+    the adjacent unprofiled windows, when recorded; else ``profiled_ms`` (default: the record's
+    ``step_ms``) over the mode's unprofiled median."""
+    if _float(_get(m, key, "adjacent_unprofiled_ms")) is not None:
+        return _float(_get(m, key, "inflation"))
+    profiled = profiled_ms if profiled_ms is not None else _float(_get(m, key, "step_ms"))
+    return profiled / median_ms if profiled and median_ms else None
+
+
 def build_row(inp: ModeInput) -> ComparisonRow:
     """The comparison row of one input (manifest fields are ``None`` without a manifest)."""
     m = inp.manifest
@@ -177,8 +191,6 @@ def build_row(inp: ModeInput) -> ComparisonRow:
     median = _float(_get(m, "timing", "median_ms"))
     ps = inp.analysis.per_step if inp.analysis is not None else None
     period_ms = ps.period_ns / 1e6 if ps is not None and ps.period_ns > 0 else None
-    # Inflation: the manifest's wall time per step under the profiler when recorded, else the
-    # profiled GPU period, over the unprofiled median step time.
     profiled_ms = _float(_get(m, "profiled", "step_ms"))
     profiled = profiled_ms if profiled_ms is not None else period_ms
     correct = _get(m, "correctness", "ok")
@@ -198,7 +210,7 @@ def build_row(inp: ModeInput) -> ComparisonRow:
         time_noisy=bool(_get(m, "timing", "noisy")),
         period_ms=period_ms,
         profiled_step_ms=profiled_ms,
-        inflation=profiled / median if profiled and median else None,
+        inflation=_inflation(m, "profiled", profiled, median),
         kernels=ps.kernels if ps else None,
         launches=ps.launches if ps else None,
         kernels_per_launch=ps.kernels_per_launch if ps else None,
@@ -213,7 +225,7 @@ def build_row(inp: ModeInput) -> ComparisonRow:
         break_reasons=_strings(_get(m, "compile", "break_reasons")),
         recompiles=_count(_get(m, "compile", "recompiles")),
         cudagraph_skips=skip_messages(_get(m, "compile", "cudagraph_skips")),
-        stack_inflation=_float(_get(m, "stack_profiled", "inflation")),
+        stack_inflation=_inflation(m, "stack_profiled", None, median),
     )
 
 

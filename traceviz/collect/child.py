@@ -209,7 +209,7 @@ class ModeRun:
         """The stacked trace: load, build, warm up, profile with Python stacks.
 
         :attr:`result` becomes the manifest's ``stack_profiled`` record; its inflation is over
-        the unprofiled median the parent passes as ``unprofiled_ms``.
+        the unprofiled step time measured in this process just before the profiler starts.
         """
         from traceviz.collect import tracing
         from traceviz.collect.modes import build_step
@@ -224,12 +224,11 @@ class ModeRun:
             step(*inputs)
         self.sync()
         self.enter("tracing with stacks")
-        step_ms = tracing.profile_steps(
+        window = tracing.profile_steps(
             lambda: step(*inputs), trace_path, cuda=self.cuda, with_stack=True,
             metadata=self._trace_metadata(workload, "stacked"),
         )
-        unprofiled = float(s.get("unprofiled_ms") or 0.0)
-        record = tracing.check_trace(trace_path).profiled(trace_path.name, step_ms, unprofiled)
+        record = tracing.check_trace(trace_path).profiled(trace_path.name, window)
         self.result = {"status": "ok", "reason": None, **record}
 
     def run(self, trace_path: Path) -> None:
@@ -282,12 +281,12 @@ class ModeRun:
             self.result["paired"] = self._paired(workload, lambda: step(*inputs), clock)
 
         self.enter("tracing")
-        profiled_ms = tracing.profile_steps(
+        window = tracing.profile_steps(
             lambda: step(*inputs), trace_path, cuda=self.cuda, with_stack=False,
             metadata=self._trace_metadata(workload, "lean"),
         )
         check = tracing.check_trace(trace_path)
-        self.result["profiled"] = check.profiled(trace_path.name, profiled_ms, summary.median_ms)
+        self.result["profiled"] = check.profiled(trace_path.name, window)
         if self.mode in COMPILE_MODES:
             self.result["compile"] = diagnostics.compile_counters()
 

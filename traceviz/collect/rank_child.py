@@ -252,7 +252,7 @@ class RankRun:
         self._barrier()
         trace_path = rank_trace_path(run_dir, self.mode, self.rank)
         wl = Path(self.workload_path)
-        profiled_ms = tracing.profile_steps(
+        window = tracing.profile_steps(
             step, trace_path, cuda=self.cuda,
             metadata={"workload": wl.stem, "workload_path": str(wl.resolve()),
                       "mode": self.mode, "rank": self.rank, "world_size": self.world,
@@ -260,7 +260,7 @@ class RankRun:
         )
         self._barrier()
         check = tracing.check_trace(trace_path)
-        self.result["profiled"] = check.profiled(trace_path.name, profiled_ms, summary.median_ms)
+        self.result["profiled"] = check.profiled(trace_path.name, window)
         if self.mode in COMPILE_MODES:
             self.result["compile"] = diagnostics.compile_counters()
         if self.cuda and check.gpu_activities == 0:

@@ -273,18 +273,18 @@ def run_stacked(
 ) -> dict[str, Any]:
     """Record the mode's stacked trace (Python stacks) in a child process of its own and return
     the manifest's ``stack_profiled`` record: ``{"status": "ok", "trace", "steps",
-    "gpu_activities", "step_ms", "inflation", "wall_s", "log"}``, or ``{"status", "reason",
-    "wall_s", "log"}`` when it failed (the mode's own numbers still stand)."""
+    "gpu_activities", "step_ms", "adjacent_unprofiled_ms", "inflation", "wall_s", "log"}``, or
+    ``{"status", "reason", "wall_s", "log"}`` when it failed (the mode's own numbers still
+    stand)."""
     logs = run_dir / "logs"
     log_path = logs / f"{mode}.stack.log"
     result_path = logs / f"{mode}.stack.result.json"
     result_path.unlink(missing_ok=True)
     trace_path = run_dir / f"{mode}.stack.pt.trace.json.gz"
-    child = settings.child_settings(environment)
-    child["unprofiled_ms"] = (entry.get("timing") or {}).get("median_ms")
     cmd = _child_cmd(
         "stack", str(workload), mode, str(trace_path), str(result_path),
-        "--device", settings.device, "--settings", json.dumps(child),
+        "--device", settings.device,
+        "--settings", json.dumps(settings.child_settings(environment)),
     )
     out = run_child_session(cmd, log_path, env=child_env(), timeout_s=settings.timeout_s,
                             mode=mode, on_phase=lambda p: on_phase(f"stacked trace: {p}"),

@@ -26,6 +26,9 @@ from traceviz.atomic import atomic_path
 WAIT_STEPS = 1
 WARMUP_STEPS = 2
 ACTIVE_STEPS = 5
+#: Unprofiled windows of ``ACTIVE_STEPS`` steps timed just before the profiler starts; their
+#: median is the denominator of the trace's inflation (:class:`ProfiledWindow`).
+ADJACENT_WINDOWS = 5
 
 #: Categories that count as GPU activity in a trace.
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
@@ -39,21 +42,45 @@ EMPTY_TRACE_HINT = (
 
 
 @dataclass(frozen=True)
+class ProfiledWindow:
+    """The profiled window's step time and the unprofiled step time measured next to it.
+
+    ``step_ms``: mean wall time per step of the ``ACTIVE_STEPS`` profiled steps (ms).
+    ``adjacent_unprofiled_ms``: median, over ``ADJACENT_WINDOWS`` windows of ``ACTIVE_STEPS``
+    steps run just before the profiler starts, in the same process and timed the same way, of
+    the wall time per step (ms). Their ratio is the trace's *inflation*: both sides share the
+    process's state and the machine's clocks at that moment, so two traces recorded in different
+    processes (the lean and the stacked one) are compared on what the profiler costs alone.
+    """
+
+    step_ms: float
+    adjacent_unprofiled_ms: float
+
+    @property
+    def inflation(self) -> float | None:
+        """``step_ms / adjacent_unprofiled_ms`` (``None`` when the latter is 0)."""
+        if self.adjacent_unprofiled_ms <= 0:
+            return None
+        return self.step_ms / self.adjacent_unprofiled_ms
+
+
+@dataclass(frozen=True)
 class TraceCheck:
     """What the exported trace holds: ProfilerStep count and GPU activity events."""
 
     steps: int
     gpu_activities: int
 
-    def profiled(self, trace_name: str, step_ms: float, unprofiled_ms: float) -> dict:
-        """The manifest's ``profiled`` record: this check, the profiled run's median step
-        time (ms) and its inflation over the unprofiled median (``None`` when that is 0)."""
+    def profiled(self, trace_name: str, window: ProfiledWindow) -> dict:
+        """The manifest's ``profiled`` record: this check, the profiled step time (ms), the
+        unprofiled step time measured next to it (ms) and their ratio, the inflation."""
         return {
             "trace": trace_name,
             "steps": self.steps,
             "gpu_activities": self.gpu_activities,
-            "step_ms": step_ms,
-            "inflation": step_ms / unprofiled_ms if unprofiled_ms > 0 else None,
+            "step_ms": window.step_ms,
+            "adjacent_unprofiled_ms": window.adjacent_unprofiled_ms,
+            "inflation": window.inflation,
         }
 
 
@@ -91,6 +118,33 @@ def check_trace(path: Path) -> TraceCheck:
     return _CHECKED[key]
 
 
+def _window_ms(call: Callable[[], Any], steps: int, cuda: bool) -> float:
+    """Wall time per step (ms) of ``steps`` back-to-back calls: CUDA events around the window
+    (no synchronisation inside it) on CUDA, ``perf_counter`` otherwise."""
+    import torch
+
+    if cuda:
+        begin_ev = torch.cuda.Event(enable_timing=True)
+        end_ev = torch.cuda.Event(enable_timing=True)
+        begin_ev.record()
+        for _ in range(steps):
+            call()
+        end_ev.record()
+        end_ev.synchronize()
+        return begin_ev.elapsed_time(end_ev) / steps
+    begin_ns = time.perf_counter_ns()
+    for _ in range(steps):
+        call()
+    return (time.perf_counter_ns() - begin_ns) / 1e6 / steps
+
+
+def adjacent_unprofiled_ms(call: Callable[[], Any], *, cuda: bool) -> float:
+    """Median over ``ADJACENT_WINDOWS`` windows of ``ACTIVE_STEPS`` unprofiled steps of the wall
+    time per step (ms), each window timed as the profiled one is."""
+    windows = sorted(_window_ms(call, ACTIVE_STEPS, cuda) for _ in range(ADJACENT_WINDOWS))
+    return windows[len(windows) // 2]
+
+
 def profile_steps(
     call: Callable[[], Any],
     trace_path: Path,
@@ -98,13 +152,14 @@ def profile_steps(
     cuda: bool,
     metadata: dict[str, Any],
     with_stack: bool = False,
-) -> float:
+) -> ProfiledWindow:
     """Trace ``ACTIVE_STEPS`` steady-state steps of ``call`` to ``trace_path`` (gzip).
 
     The trace appears at ``trace_path`` only complete and checked (:func:`check_trace`).
 
-    Returns the mean wall time per active step under the profiler, in milliseconds (CUDA events
-    around the active window on CUDA, so no synchronisation lands inside a traced step).
+    Returns the profiled window's mean wall time per step (CUDA events around the active window
+    on CUDA, so no synchronisation lands inside a traced step) with the unprofiled step time
+    measured just before the profiler starts (:func:`adjacent_unprofiled_ms`), in ms.
     ``with_stack`` records Python stacks (``python_function`` events), which name the code the
     host ran while the GPU waited.
     """
@@ -113,6 +168,7 @@ def profile_steps(
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     trace_path.parent.mkdir(parents=True, exist_ok=True)
+    adjacent_ms = adjacent_unprofiled_ms(call, cuda=cuda)
     first_active = WAIT_STEPS + WARMUP_STEPS
     total = first_active + ACTIVE_STEPS
     if cuda:
@@ -148,5 +204,7 @@ def profile_steps(
         check_trace(partial)  # complete and readable before it takes its final name
     if cuda:
         end_ev.synchronize()
-        return begin_ev.elapsed_time(end_ev) / ACTIVE_STEPS
-    return (end_ns - begin_ns) / 1e6 / ACTIVE_STEPS
+        step_ms = begin_ev.elapsed_time(end_ev) / ACTIVE_STEPS
+    else:
+        step_ms = (end_ns - begin_ns) / 1e6 / ACTIVE_STEPS
+    return ProfiledWindow(step_ms=step_ms, adjacent_unprofiled_ms=adjacent_ms)
