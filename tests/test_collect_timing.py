@@ -2,6 +2,7 @@
 
 import pytest
 
+from traceviz.collect import timing
 from traceviz.collect.timing import (
     NOISY_SPREAD,
     StepClock,
@@ -40,9 +41,43 @@ def test_repeats_are_sized_to_last_at_least_the_minimum():
     assert iterations_for(500.0, min_repeat_ms=100, max_iters=2000) == 3
 
 
-def test_measure_calls_the_step_for_warmup_estimate_and_every_repeat():
+def test_measure_calls_the_step_for_warmup_estimate_and_every_repeat(monkeypatch):
+    monkeypatch.setattr(timing, "WARM_MIN_S", 0.0)
     calls = []
     summary = measure(lambda: calls.append(1), StepClock(cuda=False), warmup=4, repeats=3,
                       min_repeat_ms=0.0, max_iters=10)
     assert summary.repeats == 3
     assert len(calls) == 4 + 3 + 3 * summary.iters_per_repeat
+
+
+class FakeClock:
+    """``time.perf_counter`` that advances ``tick`` seconds per reading."""
+
+    def __init__(self, tick: float) -> None:
+        self.now, self.tick = 0.0, tick
+
+    def __call__(self) -> float:
+        self.now += self.tick
+        return self.now
+
+
+def test_warm_up_runs_exactly_its_steps_when_no_minimum_time_is_asked():
+    calls, syncs = [], []
+    assert timing.warm(lambda: calls.append(1), 7, lambda: syncs.append(1), min_s=0.0) == 7
+    assert (len(calls), len(syncs)) == (7, 1)
+
+
+def test_warm_up_goes_on_in_tens_until_the_minimum_time_has_passed(monkeypatch):
+    monkeypatch.setattr(timing.time, "perf_counter", FakeClock(tick=1.0))
+    calls, syncs = [], []
+    # elapsed after each sync: 1, 2, 3 s (< 3.5: ten more steps each), then 4 s: stop
+    done = timing.warm(lambda: calls.append(1), 3, lambda: syncs.append(1), min_s=3.5)
+    assert done == len(calls) == 3 + 30
+    assert len(syncs) == 1 + 3
+
+
+def test_warm_up_uses_the_module_minimum_by_default(monkeypatch):
+    monkeypatch.setattr(timing.time, "perf_counter", FakeClock(tick=1.0))
+    monkeypatch.setattr(timing, "WARM_MIN_S", 1.5)
+    calls = []
+    assert timing.warm(lambda: calls.append(1), 1, lambda: None) == 1 + 10

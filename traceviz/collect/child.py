@@ -211,7 +211,7 @@ class ModeRun:
         :attr:`result` becomes the manifest's ``stack_profiled`` record; its inflation is over
         the unprofiled step time measured in this process just before the profiler starts.
         """
-        from traceviz.collect import tracing
+        from traceviz.collect import timing, tracing
         from traceviz.collect.modes import build_step
 
         s = self.settings
@@ -220,9 +220,7 @@ class ModeRun:
         inputs = self._fresh_inputs(workload)
         step = build_step(self.mode, workload, inputs)
         self.enter("warming up")
-        for _ in range(max(int(s["warmup"]), 1)):
-            step(*inputs)
-        self.sync()
+        timing.warm(lambda: step(*inputs), max(int(s["warmup"]), 1), self.sync)
         self.enter("tracing with stacks")
         window = tracing.profile_steps(
             lambda: step(*inputs), trace_path, cuda=self.cuda, with_stack=True,

@@ -21,6 +21,12 @@ from typing import Any
 #: A spread ``(p90 - p10) / median`` above this marks the timing as noisy.
 NOISY_SPREAD = 0.10
 
+#: Seconds of back-to-back steps every warm-up lasts at least (besides its step count): an idle
+#: GPU sits at its lowest clocks and takes a while under load to reach them again, so a few steps
+#: of a small step right after start-up run slower than the steady state
+#: (``benchmarks/warm_ramp.py`` measures the ramp).
+WARM_MIN_S = 2.0
+
 
 @dataclass(frozen=True)
 class TimingSummary:
@@ -92,6 +98,13 @@ class StepClock:
     def __init__(self, cuda: bool) -> None:
         self.cuda = cuda
 
+    def sync(self) -> None:
+        """Wait for the device (nothing to wait for on CPU)."""
+        if self.cuda:
+            import torch
+
+            torch.cuda.synchronize()
+
     def time_block(self, call: Callable[[], Any], iters: int) -> BlockTime:
         """The period and host issue time per step of ``iters`` back-to-back calls."""
         if self.cuda:
@@ -119,6 +132,26 @@ class StepClock:
         return self.time_block(call, iters).period_ms
 
 
+def warm(call: Callable[[], Any], steps: int, sync: Callable[[], None],
+         min_s: float | None = None) -> int:
+    """Run ``call`` at least ``steps`` times and for at least ``min_s`` seconds (default
+    :data:`WARM_MIN_S`; checked after each ``sync``, every 10 steps once the count is reached);
+    return the number of calls."""
+    min_s = WARM_MIN_S if min_s is None else min_s
+    begin = time.perf_counter()
+    done = 0
+    for _ in range(steps):
+        call()
+        done += 1
+    sync()
+    while time.perf_counter() - begin < min_s:
+        for _ in range(10):
+            call()
+        done += 10
+        sync()
+    return done
+
+
 def measure(
     call: Callable[[], Any],
     clock: StepClock,
@@ -128,9 +161,9 @@ def measure(
     min_repeat_ms: float,
     max_iters: int,
 ) -> TimingSummary:
-    """Warm up, size the repeats from a short estimate, then time ``repeats`` repeats."""
-    for _ in range(warmup):
-        call()
+    """Warm up (:func:`warm`), size the repeats from a short estimate, then time ``repeats``
+    repeats."""
+    warm(call, warmup, clock.sync)
     estimate = clock.time_ms(call, 3)
     iters = iterations_for(estimate, min_repeat_ms, max_iters)
     return summarize([clock.time_ms(call, iters) for _ in range(repeats)], iters)
