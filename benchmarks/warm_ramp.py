@@ -58,7 +58,7 @@ def measure(workload: str, idle_s: float, seconds: float) -> dict[str, object]:
         end.record()
         end.synchronize()
         windows.append({"at_s": round(at, 4),
-                        "ms_per_step": start.elapsed_time(end) / ACTIVE_STEPS,
+                        "ms_per_step": round(start.elapsed_time(end) / ACTIVE_STEPS, 4),
                         "sm_clock_mhz": _sm_clock_mhz()})
     steady = statistics.median(w["ms_per_step"] for w in windows[len(windows) // 2:])
     settled = len(windows)
@@ -94,7 +94,7 @@ def main() -> None:
               f"{r['steady_ms_per_step']:.3f}, within 10 % from {r['settled_at_s']} s "
               f"(idle SM clock {r['idle_sm_clock_mhz']} MHz)")
     if args.out:
-        args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        args.out.write_text(json.dumps(results, separators=(",", ":")) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

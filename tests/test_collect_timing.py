@@ -81,3 +81,8 @@ def test_warm_up_uses_the_module_minimum_by_default(monkeypatch):
     monkeypatch.setattr(timing, "WARM_MIN_S", 1.5)
     calls = []
     assert timing.warm(lambda: calls.append(1), 1, lambda: None) == 1 + 10
+
+
+def test_the_minimum_warm_up_time_applies_on_cuda_only():
+    assert timing.warm_min_s(cuda=True) == timing.WARM_MIN_S > 0
+    assert timing.warm_min_s(cuda=False) == 0.0

@@ -19,7 +19,8 @@ from traceviz.cli import display
 from traceviz.cli.profile_cmd import DEFAULT_TIMEOUT_S, DEFAULT_TIMING_BUDGET_S
 from traceviz.collect import analysis, manifest, run_control, runner
 from traceviz.collect.mode_names import ModeListError, parse_modes, skip_reason
-from traceviz.collect.tracing import ACTIVE_STEPS, WAIT_STEPS, WARMUP_STEPS
+from traceviz.collect.timing import warm_min_s
+from traceviz.collect.tracing import ACTIVE_STEPS, ADJACENT_WINDOWS, WAIT_STEPS, WARMUP_STEPS
 from traceviz.errors import OutputExistsError, UsageError
 from traceviz.output_guard import refuse_run_dir_over_inputs
 
@@ -142,6 +143,8 @@ def run(
         probe,
         {**settings.__dict__,
          "trace_schedule": {"wait": WAIT_STEPS, "warmup": WARMUP_STEPS, "active": ACTIVE_STEPS},
+         "adjacent_windows": ADJACENT_WINDOWS,
+         "warm_min_s": warm_min_s(device == "cuda"),
          "nproc": nproc},
         started,
     )

@@ -220,7 +220,8 @@ class ModeRun:
         inputs = self._fresh_inputs(workload)
         step = build_step(self.mode, workload, inputs)
         self.enter("warming up")
-        timing.warm(lambda: step(*inputs), max(int(s["warmup"]), 1), self.sync)
+        timing.warm(lambda: step(*inputs), max(int(s["warmup"]), 1), self.sync,
+                    timing.warm_min_s(self.cuda))
         self.enter("tracing with stacks")
         window = tracing.profile_steps(
             lambda: step(*inputs), trace_path, cuda=self.cuda, with_stack=True,

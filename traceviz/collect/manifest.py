@@ -21,7 +21,9 @@ report. Schema (keys are stable; a value is ``null`` where it does not apply or 
       "created": ISO-8601 UTC time the run started,
       "settings": {"device", "timeout_s", "warmup", "repeats", "min_repeat_ms", "max_iters",
                    "check_steps", "timing_budget_s", "with_stack",
-                   "trace_schedule": {"wait", "warmup", "active"}},
+                   "trace_schedule": {"wait", "warmup", "active"},
+                   "adjacent_windows": unprofiled windows before each profiled one,
+                   "warm_min_s": the minimum seconds of every warm-up (absent in older runs)},
       "modes": {
         "<mode>": {
           "status": "ok" | "failed" | "skipped" | "timeout" | "mismatch" | "crashed"

@@ -21,11 +21,17 @@ from typing import Any
 #: A spread ``(p90 - p10) / median`` above this marks the timing as noisy.
 NOISY_SPREAD = 0.10
 
-#: Seconds of back-to-back steps every warm-up lasts at least (besides its step count): an idle
-#: GPU sits at its lowest clocks and takes a while under load to reach them again, so a few steps
-#: of a small step right after start-up run slower than the steady state
-#: (``benchmarks/warm_ramp.py`` measures the ramp).
-WARM_MIN_S = 2.0
+#: Seconds of back-to-back steps every warm-up on CUDA lasts at least (besides its step count).
+#: After the GPU has idled (as between two child processes), a small step runs slower than its
+#: steady state for a while: ``benchmarks/warm_ramp.py`` measured ``tiny_transformer``'s eager
+#: step at 1.2-1.5 ms for the first 2.0 s after 5 s idle, then 0.65-0.75 ms (H100,
+#: ``benchmarks/results/warm_ramp_h100.json``), with the SM clock at 1980 MHz throughout.
+WARM_MIN_S = 4.0
+
+
+def warm_min_s(cuda: bool) -> float:
+    """The warm-up's minimum seconds: :data:`WARM_MIN_S` on CUDA, none on CPU (no ramp)."""
+    return WARM_MIN_S if cuda else 0.0
 
 
 @dataclass(frozen=True)
@@ -137,7 +143,8 @@ def warm(call: Callable[[], Any], steps: int, sync: Callable[[], None],
     """Run ``call`` at least ``steps`` times and for at least ``min_s`` seconds (default
     :data:`WARM_MIN_S`; checked after each ``sync``, every 10 steps once the count is reached);
     return the number of calls."""
-    min_s = WARM_MIN_S if min_s is None else min_s
+    if min_s is None:
+        min_s = WARM_MIN_S
     begin = time.perf_counter()
     done = 0
     for _ in range(steps):
@@ -161,9 +168,9 @@ def measure(
     min_repeat_ms: float,
     max_iters: int,
 ) -> TimingSummary:
-    """Warm up (:func:`warm`), size the repeats from a short estimate, then time ``repeats``
-    repeats."""
-    warm(call, warmup, clock.sync)
+    """Warm up (:func:`warm`, for :func:`warm_min_s`), size the repeats from a short estimate,
+    then time ``repeats`` repeats."""
+    warm(call, warmup, clock.sync, warm_min_s(clock.cuda))
     estimate = clock.time_ms(call, 3)
     iters = iterations_for(estimate, min_repeat_ms, max_iters)
     return summarize([clock.time_ms(call, iters) for _ in range(repeats)], iters)
