@@ -255,3 +255,14 @@ def test_importing_the_bridge_does_not_import_hta() -> None:
     code = "import sys, traceviz.holistic, traceviz.report.hta_section; print('hta' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_critical_path_runs_on_a_cpu_step_not_its_gpu_annotation_copy() -> None:
+    """The DDP trace has each ProfilerStep twice with stream -1 in HTA's dataframe: the CPU
+    step (``user_annotation``, 6-9 ms) and its GPU-timeline copy (``gpu_user_annotation``,
+    120-170 µs). The second by start time was the copy of step #3 (a 100 µs path); the second
+    CPU step is #4, 9.37 ms long."""
+    trace = Path(__file__).resolve().parent.parent / "reports/ddp_mlp/eager.rank0.pt.trace.json.gz"
+    cp = run_hta(trace).critical_path
+    assert cp is not None and cp["window"] == "ProfilerStep#4"
+    assert cp["length_us"] > 5_000  # most of the 9,372 µs CPU step, not a 172 µs copy

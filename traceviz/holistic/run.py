@@ -39,6 +39,9 @@ RUNTIME_CUTOFF_US = 50
 LAUNCH_DELAY_CUTOFF_US = 100
 #: Passed to HTA's ``TraceAnalysis``: keep the last ProfilerStep (HTA drops it by default).
 INCLUDE_LAST_STEP = True
+#: The category of the CPU-side step annotations (their GPU-timeline copies are
+#: ``gpu_user_annotation``).
+CPU_STEP_CATEGORY = "user_annotation"
 #: HTA's annotation prefix for training steps (``critical_path_analysis(annotation=...)``).
 STEP_ANNOTATION = "ProfilerStep"
 
@@ -357,14 +360,20 @@ def _critical_path(analysis: Any, df: pd.DataFrame, names: list[str], rank: int)
 def _pick_step(analysis: Any, df: pd.DataFrame, names: list[str]) -> tuple[str, int | None, str]:
     """(annotation, instance_id, label) for ``critical_path_analysis``.
 
-    HTA's ``instance_id`` indexes, in dataframe order, every row whose name contains the
-    annotation (CPU steps and their GPU-annotation copies alike), so the position of the
-    chosen CPU ``ProfilerStep#N`` row is looked up in that same list.
+    The window is a CPU step: a ``ProfilerStep#N`` row of category ``user_annotation`` (the
+    second by start time; the only one if there is one). Kineto also copies each step onto the
+    GPU timeline as ``gpu_user_annotation`` rows, which HTA's dataframe gives stream -1 too: a
+    copy spans only the step's GPU work, so it is never chosen. HTA's ``instance_id`` indexes,
+    in dataframe order, every row whose name contains the annotation (CPU steps and their copies
+    alike), so the position of the chosen row is looked up in that same list.
     """
     sym = analysis.t.symbol_table.get_sym_id_map()
     ids = [v for k, v in sym.items() if STEP_ANNOTATION in k]
     matching = df[df["name"].isin(ids)]
-    cpu_steps = matching[matching["stream"].eq(-1)].sort_values("ts")
+    cpu = matching["stream"].eq(-1)
+    if "cat" in matching.columns and CPU_STEP_CATEGORY in sym:
+        cpu &= matching["cat"].eq(sym[CPU_STEP_CATEGORY])
+    cpu_steps = matching[cpu].sort_values("ts", kind="stable")
     if cpu_steps.empty:
         return "", None, "whole trace (no ProfilerStep)"
     chosen = cpu_steps.index[1] if len(cpu_steps) > 1 else cpu_steps.index[0]
