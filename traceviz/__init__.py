@@ -11,11 +11,10 @@ trace's worker processes decode), torch, plotly and HTA only in the commands and
 need them.
 """
 
-__version__ = "0.1.0"
-
 # The subpackage first: importing it after the function ``analyze`` is bound here would bind
 # the name to the subpackage instead (its own import is light: the analysis loads on use).
 import traceviz.analyze  # noqa: F401
+from traceviz._version import __version__
 from traceviz.api import (
     Analysis,
     Comparison,

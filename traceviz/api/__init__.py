@@ -6,8 +6,9 @@ Comparison``. Importing it loads numpy and the loader only; pandas and the analy
 first use, plotly, HTA and the renderers inside the methods that need them.
 """
 
-from traceviz.api.analysis import Analysis, HtaMissingError, Summary, analyze
+from traceviz.api.analysis import Analysis, HtaMissingError, Summary
 from traceviz.api.comparison import Comparison, Run, compare, load_run
+from traceviz.api.entry import analyze
 from traceviz.api.ranks import Ranks
 
 __all__ = ["Analysis", "Comparison", "HtaMissingError", "Ranks", "Run", "Summary", "analyze",

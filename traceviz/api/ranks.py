@@ -82,12 +82,13 @@ class Ranks:
     def analysis(self, rank: int) -> Analysis:
         """One rank's single-trace :class:`~traceviz.api.Analysis`, loaded and analysed again
         from its path (the set keeps no trace)."""
-        from traceviz.api.analysis import analyze
+        from traceviz.api.analysis import Analysis
         from traceviz.errors import UsageError
+        from traceviz.trace import load
 
         for info in self._result.ranks:
             if info.rank == rank:
-                return analyze(info.path)
+                return Analysis.from_trace(load(info.path))
         raise UsageError(f"no rank {rank}; ranks: {[i.rank for i in self._result.ranks]}")
 
     def render(self, fmt: str = "html", plotlyjs: str = "inline") -> str:

@@ -10,12 +10,8 @@ from typing import Annotated
 import typer
 
 from traceviz.cli.errors import user_errors
+from traceviz.cli.profile_defaults import DEFAULT_TIMEOUT_S, DEFAULT_TIMING_BUDGET_S
 from traceviz.collect.mode_names import ALL_MODES
-
-#: Seconds of paired timing (the mode in alternation with eager) per mode.
-DEFAULT_TIMING_BUDGET_S = 30.0
-#: Default of ``--timeout``: seconds each mode may take.
-DEFAULT_TIMEOUT_S = 600.0
 
 _MODES_HELP = "'all' or a comma-separated list of: " + ", ".join(ALL_MODES)
 

@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 
 from traceviz.cli import display
-from traceviz.cli.profile_cmd import DEFAULT_TIMEOUT_S, DEFAULT_TIMING_BUDGET_S
+from traceviz.cli.profile_defaults import DEFAULT_TIMEOUT_S, DEFAULT_TIMING_BUDGET_S
 from traceviz.collect import analysis, manifest, run_control, runner
 from traceviz.collect.mode_names import ModeListError, parse_modes, skip_reason
 from traceviz.collect.timing import warm_min_s

@@ -13,9 +13,10 @@ from typing import Any
 
 def summarize_trace(path: Path) -> dict[str, Any]:
     """Per-step counts and times of one trace from ``traceviz.analyze`` (times in µs)."""
-    import traceviz
+    from traceviz.analyze.analysis import analyze
+    from traceviz.trace import load
 
-    analysis = traceviz.analyze(traceviz.load(path))
+    analysis = analyze(load(path))
     totals, per_step = analysis.totals, analysis.per_step
     return {
         "steps": totals.steps,

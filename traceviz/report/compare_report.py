@@ -35,11 +35,12 @@ class Inputs:
 
 
 def _analyze(path: Path) -> tuple[Any, str | None]:
-    import traceviz
+    from traceviz.analyze.analysis import analyze
+    from traceviz.trace import load
 
-    trace = traceviz.load(path)
+    trace = load(path)
     device = ", ".join(sorted({d.name for d in trace.meta.devices})) or None
-    return traceviz.analyze(trace), device
+    return analyze(trace), device
 
 
 def _slowest_rank(run_dir: Path, names: list[str]) -> tuple[Path | None, Any, str | None]:

@@ -20,6 +20,7 @@ from traceviz.analyze.host_wait import (
     profiler_step_ns,
     top_rows,
 )
+from traceviz.report.elements import Figure, Section, Table
 from traceviz.report.units import pct, share, us
 
 if TYPE_CHECKING:
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from rich.table import Table as RichTable
 
     from traceviz.analyze.model import Analysis
-    from traceviz.report.model import Section
 
 #: Rows per view in JSON (plus one row for the rest).
 JSON_ROWS = 20
@@ -168,7 +168,6 @@ def icicle(h: HostWaitSources) -> go.Figure:
 
 def host_wait_section(analysis: Analysis) -> Section | None:
     """The report section: icicle and top-10 table; ``None`` when nothing was attributed."""
-    from traceviz.report.model import Figure, Section, Table
 
     h = analysis.host_wait_sources
     if h is None or h.total_ns <= 0:

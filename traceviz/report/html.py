@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 
+from traceviz._version import __version__
 from traceviz.analyze.verdicts import STATUSES
 from traceviz.report.model import Figure, Report, Table
 
@@ -148,8 +149,6 @@ def render_html(report: Report, plotlyjs: str = "inline",
                 perfetto: tuple[str, str | None] | None = None) -> str:
     """The whole page; ``plotlyjs`` is "inline" (works offline) or "cdn" (small file).
     ``perfetto``: (export command, link to an exported overlay or None) for a trace report."""
-    from traceviz import __version__
-
     facts = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in report.facts)
     warnings = ""
     if report.warnings:

@@ -15,7 +15,7 @@ import json
 import math
 from typing import Any
 
-from traceviz import __version__
+from traceviz._version import __version__
 from traceviz.analyze.model import Analysis, EventRef, HealthWarning, StepMetrics
 from traceviz.report.host_wait_section import host_wait_json
 from traceviz.report.units import share, us

@@ -11,54 +11,17 @@ Display units: µs for per-step times (``ns / 1000``), ms for step times and who
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from traceviz.analyze.model import Analysis
 from traceviz.analyze.verdicts import Verdict
 from traceviz.report import figures
+from traceviz.report.elements import Figure, Section, Table
 from traceviz.report.host_wait_section import host_wait_section, summary_sentence
 from traceviz.report.units import pct
 from traceviz.trace.tables import Trace
 
-if TYPE_CHECKING:
-    import plotly.graph_objects as go
-
 #: Rows shown in long tables before the rest are summarised.
 MAX_TABLE_ROWS = 50
-
-
-@dataclass(frozen=True)
-class Table:
-    """A formatted table. ``numeric[i]``: column i is right-aligned; ``clip[i]``: long values
-    (kernel names) may be shown shortened, expandable (HTML)."""
-
-    id: str
-    title: str
-    columns: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    numeric: tuple[bool, ...] = ()
-    note: str = ""
-    clip: tuple[bool, ...] = ()
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A plotly figure with a fixed DOM id (so output is reproducible)."""
-
-    id: str
-    figure: go.Figure
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class Section:
-    """A titled part of the report; ``grid``: lay its figures out two per row."""
-
-    id: str
-    title: str
-    intro: str
-    items: tuple[Table | Figure, ...]
-    grid: bool = False
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from traceviz import __version__
+from traceviz._version import __version__
 from traceviz.analyze.distributed.model import FailedRank, RanksAnalysis
 from traceviz.report.ranks_text import straggler_sentence
 from traceviz.report.units import share, us

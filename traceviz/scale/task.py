@@ -74,14 +74,15 @@ def rank_task(path: str, max_memory_bytes: int | None = None
 def _analyze(local: str, shown: str, max_memory_bytes: int | None) -> RankResult:
     import msgspec
 
-    import traceviz
+    from traceviz.analyze.analysis import analyze
     from traceviz.analyze.distributed.digest import rank_digest
     from traceviz.report.jsonout import analysis_document
+    from traceviz.trace import load
 
-    trace = traceviz.load(local, None, max_memory_bytes, workers=1)
+    trace = load(local, None, max_memory_bytes, workers=1)
     if shown != local:
         trace = dataclasses.replace(trace, meta=dataclasses.replace(trace.meta, path=shown))
-    analysis = traceviz.analyze(trace, workers=1)
+    analysis = analyze(trace, workers=1)
     digest = rank_digest(trace, analysis)
     document = msgspec.json.encode({"rank": digest.info.rank,
                                     **analysis_document(trace, analysis)})

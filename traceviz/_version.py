@@ -1,0 +1,3 @@
+"""The package version (read by the report writers without importing the whole API)."""
+
+__version__ = "0.1.0"
