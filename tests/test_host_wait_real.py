@@ -51,7 +51,7 @@ def test_eager_optimizer_under_reduce_overhead_is_a_top_three_source_without_sta
     assert informative_sources(h)[0][0] == "Torch-Compiled Region: 2/0"
 
 
-STACKED_RO = ROOT / "reports" / "train_step" / "reduce-overhead.pt.trace.json.gz"
+STACKED_RO = ROOT / "reports" / "train_step" / "reduce-overhead.stack.pt.trace.json.gz"
 OPTIMIZER = "Torch-Compiled Region: 2/0 › workloads/train_step.py(36): _sgd_momentum_"
 
 
