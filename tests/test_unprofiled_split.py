@@ -206,7 +206,8 @@ def split_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     p = block(base, mode, [b - 0.001 for b in base], [m - 0.001 for m in mode], iters=100)
     compiled = replace(COMPILED, paired=p, extra={
         "stack_profiled": {"status": "ok", "trace": "compile.pt.trace.json.gz",
-                           "steps": 4, "step_ms": 2.0, "inflation": 4.0}})
+                           "steps": 4, "step_ms": 2.0, "adjacent_unprofiled_ms": 0.5,
+                           "inflation": 4.0}})
     return write_run_dir(tmp_path_factory.mktemp("split") / "run",
                          {"eager": EAGER, "compile": compiled})
 
