@@ -5,7 +5,8 @@
 Each example takes one real trace of the corpus (``tests/data/gpu/*.json.gz`` and, when present,
 ``../shared/cases/hta/*.json.gz``), applies 1–3 mutations drawn from :data:`MUTATIONS` (drop
 keys, change types, truncate, duplicate, reorder, huge numbers, NaN/∞/negative values,
-non-UTF-8 bytes, deeply nested args, whitespace runs, corrupt gzip …), writes it as ``.json``
+non-UTF-8 bytes, deeply nested args, whitespace runs, corrupt gzip, and the ambiguities of
+:data:`AMBIGUITY_MUTATIONS` …), writes it as ``.json``
 or ``.json.gz`` and runs the report on it in a child process forked from this one (imports
 are paid once). Example ``i`` depends only on ``(seed, i)``, so any example can be replayed
 alone (``--only I``) whatever ``--workers`` was. Odd examples take the big-trace loader path
@@ -247,6 +248,132 @@ def m_odd_name(rng: random.Random, doc: Any) -> str:
     return f"odd_name {v[:40]!r}"
 
 
+# --- ambiguities (traceviz/analyze/ambiguity.py; docs/metrics.md, "Ambiguity") ----------------
+
+_GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def _correlated(doc: Any, cats: tuple[str, ...]) -> list[dict[str, Any]]:
+    """``X`` events of ``cats`` with an int ``args.correlation`` and a numeric ``ts``."""
+    return [e for e in _events(doc) if isinstance(e, dict) and e.get("ph") == "X"
+            and e.get("cat") in cats and isinstance(e.get("args"), dict)
+            and isinstance(e["args"].get("correlation"), int)
+            and isinstance(e.get("ts"), (int, float))]
+
+
+def _not_replayed(doc: Any) -> list[dict[str, Any]]:
+    """GPU activities with a correlation id no graph launch carries (else every one)."""
+    graphs = {e["args"]["correlation"] for e in _correlated(doc, ("cuda_runtime", "cuda_driver"))
+              if "GraphLaunch" in str(e.get("name"))}
+    gpu = _correlated(doc, _GPU_CATS)
+    return [e for e in gpu if e["args"]["correlation"] not in graphs] or gpu
+
+
+def m_one_launch_many(rng: random.Random, doc: Any) -> str:
+    """``multi_activity_launch``: 1-40 copies of a GPU activity (not a graph node), same
+    correlation id, each on a stream of its own (its launch then owns up to 41 kernels)."""
+    gpu = _not_replayed(doc)
+    if not gpu:
+        return "one_launch_many: nothing"
+    e = rng.choice(gpu)
+    n = rng.randint(1, 40)
+    for i in range(n):
+        c = copy.deepcopy(e)
+        c["tid"], c["ts"] = 50_000 + i, e["ts"] + i
+        _events(doc).append(c)
+    return f"one_launch_many {n} copies of correlation {e['args']['correlation']}"
+
+
+def m_cross_device(rng: random.Random, doc: Any) -> str:
+    """``launch_on_several_devices``: a copy of a GPU activity (not a graph node) on another
+    device."""
+    gpu = _not_replayed(doc)
+    if not gpu:
+        return "cross_device: nothing"
+    e = rng.choice(gpu)
+    c = copy.deepcopy(e)
+    c["pid"] = (e["pid"] + 1) if isinstance(e.get("pid"), int) else 1
+    c["args"]["device"] = c["pid"]
+    _events(doc).append(c)
+    return f"cross_device correlation {e['args']['correlation']} on pid {c['pid']}"
+
+
+def m_flow_backwards(rng: random.Random, doc: Any) -> str:
+    """``flow_end_before_start``: a flow end moved before its start (a pair is added at a
+    launch call when the trace has no flow start)."""
+    ev = _events(doc)
+    starts = [e for e in ev if isinstance(e, dict) and e.get("ph") == "s"
+              and isinstance(e.get("ts"), (int, float)) and "id" in e]
+    delta = rng.choice([0.001, 1.0, 1000.0])
+    if starts:
+        s = rng.choice(starts)
+        ends = [e for e in ev if isinstance(e, dict) and e.get("ph") == "f"
+                and e.get("id") == s["id"] and e.get("name") == s.get("name")]
+        if ends:
+            rng.choice(ends)["ts"] = s["ts"] - delta
+            return f"flow_backwards id {s['id']!r} end {delta} µs before start"
+        ev.append({**s, "ph": "f", "bp": "e", "ts": s["ts"] - delta})
+        return f"flow_backwards new end for id {s['id']!r}"
+    calls = _correlated(doc, ("cuda_runtime", "cuda_driver"))
+    if not calls:
+        return "flow_backwards: nothing"
+    c = rng.choice(calls)
+    flow = {"id": c["args"]["correlation"], "cat": "ac2g", "name": "ac2g"}
+    ev.append({"ph": "s", **flow, "pid": c.get("pid"), "tid": c.get("tid"), "ts": c["ts"]})
+    ev.append({"ph": "f", "bp": "e", **flow, "pid": 0, "tid": 7, "ts": c["ts"] - delta})
+    return f"flow_backwards new pair at correlation {flow['id']}"
+
+
+def m_nested_step(rng: random.Random, doc: Any) -> str:
+    """``nested_steps``: a ``ProfilerStep#N`` window inside another (around a random timed
+    event, with its outer window, when the trace has no step)."""
+    ev = _events(doc)
+    steps = [e for e in ev if isinstance(e, dict) and e.get("ph") == "X"
+             and str(e.get("name", "")).startswith("ProfilerStep#")
+             and isinstance(e.get("ts"), (int, float)) and isinstance(e.get("dur"), (int, float))
+             and e["dur"] > 0]
+    n = rng.randint(1, 3)
+    if steps:
+        outer = rng.choice(steps)
+    else:
+        timed = [e for e in ev if isinstance(e, dict) and isinstance(e.get("ts"), (int, float))]
+        if not timed:
+            return "nested_step: nothing"
+        outer = {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#90000",
+                 "pid": 1, "tid": 1, "ts": rng.choice(timed)["ts"], "dur": 200.0, "args": {}}
+        ev.append(outer)
+    for i in range(n):
+        inner = copy.deepcopy(outer)
+        inner["name"] = f"ProfilerStep#{91_000 + i}"
+        inner["ts"] = outer["ts"] + outer["dur"] * rng.random() / 2
+        inner["dur"] = max(0.001, outer["dur"] * rng.random() / 2)
+        ev.append(inner)
+    return f"nested_step {n} windows inside {outer['name']}"
+
+
+def m_shared_correlation(rng: random.Random, doc: Any) -> str:
+    """``shared_correlation``: a runtime call copied to a later time, with its id."""
+    calls = _correlated(doc, ("cuda_runtime", "cuda_driver"))
+    if not calls:
+        return "shared_correlation: nothing"
+    c = rng.choice(calls)
+    dup = copy.deepcopy(c)
+    dup["ts"] = c["ts"] + rng.choice([0.0, 0.5, 100.0])
+    _events(doc).append(dup)
+    return f"shared_correlation {c['args']['correlation']}"
+
+
+#: The mutations that make an ambiguity, by the code each aims at (it may raise others too:
+#: a copied kernel on another device also gives its kernel launch two kernels).
+AMBIGUITY_MUTATIONS = {
+    "multi_activity_launch": m_one_launch_many,
+    "launch_on_several_devices": m_cross_device,
+    "flow_end_before_start": m_flow_backwards,
+    "nested_steps": m_nested_step,
+    "shared_correlation": m_shared_correlation,
+}
+
+
 #: Mutations on the parsed document, by name.
 MUTATIONS = {
     "drop_key": m_drop_key,
@@ -259,6 +386,11 @@ MUTATIONS = {
     "deep_nest": m_deep_nest,
     "top_level": m_top_level,
     "odd_name": m_odd_name,
+    "one_launch_many": m_one_launch_many,
+    "cross_device": m_cross_device,
+    "flow_backwards": m_flow_backwards,
+    "nested_step": m_nested_step,
+    "shared_correlation": m_shared_correlation,
 }
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
-from tests.kineto import TraceBuilder
+from tests.kineto import CPU_PID, CPU_TID, TraceBuilder, us
 
 #: op kind -> (API name, runtime category, GPU activity category)
 _LAUNCH_OPS = {
@@ -132,4 +132,96 @@ def hostile(draw: st.DrawFn, traces: st.SearchStrategy[GeneratedTrace] | None = 
         key, values = _INVALID[code]
         events[i][key] = draw(values)
         gen.injected[code] += 1
+    return gen
+
+
+# --- ambiguities (traceviz/analyze/ambiguity.py, and shared_correlation) ---------------------
+
+#: The ambiguity codes :func:`ambiguous` can inject.
+AMBIGUITIES = ("multi_activity_launch", "launch_on_several_devices", "flow_end_before_start",
+               "nested_steps", "shared_correlation")
+
+
+def _end_ns(events: list[dict]) -> int:
+    """The latest end of the builder's timed events, ns (0 without any)."""
+    ends = [round(e["ts"] * 1000) + round(e.get("dur", 0) * 1000) for e in events
+            if e.get("ph") == "X"]
+    return max(ends, default=0)
+
+
+def _flow(b: TraceBuilder, ph: str, flow_id: int, ts: int, pid: int, tid: int) -> None:
+    ev = {"ph": ph, "id": flow_id, "pid": pid, "tid": tid, "ts": us(ts), "cat": "ac2g",
+          "name": "ac2g"}
+    if ph == "f":
+        ev["bp"] = "e"
+    b.events.append(ev)
+
+
+@st.composite
+def ambiguous(draw: st.DrawFn, traces: st.SearchStrategy[GeneratedTrace] | None = None
+              ) -> GeneratedTrace:
+    """A valid generated trace with 1-5 ambiguity codes injected, each 1-31 times
+    (``injected[code]``: the count its warning must carry). The injected events come after
+    every other event (or, for nested steps, inside a window), on streams of their own, so
+    they raise no other strict code. ``multi_activity_launch`` may put up to 31 activities on
+    one kernel launch; every flow the trace gets also has a well-ordered twin and an orphan
+    end (no start), neither of which is flagged."""
+    gen = draw(traces if traces is not None else kineto_traces())
+    b = gen.builder
+    codes = draw(st.lists(st.sampled_from(AMBIGUITIES), min_size=1, max_size=5, unique=True))
+    t = _end_ns(b.events) + 10_000
+    stream = 900  # streams of the injected activities: one each, never shared
+    for code in codes:
+        if code == "multi_activity_launch":
+            for _ in range(draw(st.integers(1, 2))):
+                api, cat, gpu_cat = _LAUNCH_OPS[draw(st.sampled_from(
+                    ["kernel", "driver", "memcpy", "memset"]))]
+                corr = b.launch(t, 1_000, name=api, cat=cat)
+                n = draw(st.integers(2, 31))
+                for i in range(n):
+                    stream += 1
+                    b.gpu(corr, t + 5_000 + i * 100, 50, name=f"amb_{i}", stream=stream,
+                          cat=gpu_cat)
+                gen.injected[code] += n - 1
+                t += 20_000
+        elif code == "launch_on_several_devices":
+            for _ in range(draw(st.integers(1, 3))):  # a batch copy: several activities allowed
+                corr = b.launch(t, 1_000, name="cudaMemcpyBatchAsync")
+                for dev in (0, 1):
+                    stream += 1
+                    b.gpu(corr, t + 5_000, 50, name="Memcpy DtoD", stream=stream,
+                          cat="gpu_memcpy", device=dev)
+                gen.injected[code] += 1
+                t += 20_000
+        elif code == "flow_end_before_start":
+            n = draw(st.integers(1, 31))
+            for i in range(n):
+                corr = b.launch(t, 1_000, name="cudaLaunchKernel")
+                stream += 1
+                b.gpu(corr, t + 5_000, 50, name="flowed", stream=stream)
+                _flow(b, "s", corr, t, CPU_PID, CPU_TID)
+                _flow(b, "f", corr, t - draw(st.integers(1, 5_000)), 0, stream)  # backwards
+                _flow(b, "s", 10**9 + i, t, CPU_PID, CPU_TID)  # a well-ordered twin
+                _flow(b, "f", 10**9 + i, t + draw(st.integers(0, 5_000)), 0, stream)
+                _flow(b, "f", 2 * 10**9 + i, t - 1, CPU_PID, CPU_TID)  # orphan end: not judged
+                t += 20_000
+            gen.injected[code] += n
+        elif code == "nested_steps":
+            outer_start = t
+            n = draw(st.integers(1, 4))
+            t += 1_000
+            for i in range(n):
+                b.step(1_000 + i, t, draw(st.integers(1, 5_000)))
+                t += 6_000
+            b.step(999, outer_start, t - outer_start)
+            gen.injected[code] += n
+            t += 10_000
+        else:  # shared_correlation: a later call reusing an earlier launch's id
+            for _ in range(draw(st.integers(1, 3))):
+                corr = b.launch(t, 1_000)
+                stream += 1
+                b.gpu(corr, t + 5_000, 50, name="owned", stream=stream)
+                b.x("cuda_runtime", "cudaLaunchKernel", t + 2_000, 1_000, correlation=corr)
+                gen.injected[code] += 1
+                t += 20_000
     return gen

@@ -265,8 +265,8 @@ def test_plain_trace_mode_that_is_not_faster_never_wins(tmp_path: Path) -> None:
     run = standard_run(tmp_path)
     v = plain(run, "cudagraph", "eager", baseline="cudagraph")  # eager: slower in the trace
     assert all(v["eager", k].status != "WIN" for k in ("speed", "fusion", "launch"))
-    v = plain(run, "cudagraph", "eager", baseline="cudagraph",
-              thresholds=Thresholds(max_profiler_inflation=0.5))
+    v = plain(run, "cudagraph", "eager", baseline="cudagraph",  # the loosest valid value
+              thresholds=Thresholds(max_profiler_inflation=1.0))
     assert all(v["eager", k].status != "WIN" for k in ("speed", "fusion", "launch"))
 
 

@@ -43,6 +43,22 @@ class OutputExistsError(TracevizError):
             raise cls.of(path)
 
 
+class InconsistentRanksError(TracevizError):
+    """Rank traces given together are not consistent as one run (world sizes, GPU models or
+    clocks disagree: ``docs/metrics.md``, "Rank traces"); ``--force-ranks`` reports them as
+    one run anyway. Exit code 1, like every error of the input's content."""
+
+    @classmethod
+    def of(cls, reasons: tuple[str, ...], codes: tuple[str, ...] = ()) -> InconsistentRanksError:
+        """One line: the first failed check in full, the health codes of the others, the
+        override (``reasons``: the checks' health messages, ``codes``: their codes)."""
+        others = codes[1:] if len(codes) == len(reasons) else ()
+        more = ("" if len(reasons) < 2 else f" (and {len(reasons) - 1} more: "
+                + (", ".join(others) if others else "see the report's Trace health") + ")")
+        return cls(f"the rank traces are not one run: {reasons[0]}{more}; --force-ranks "
+                   "reports them as one run anyway")
+
+
 class UsageError(TracevizError):
     """Arguments that cannot work together (the message says which)."""
 

@@ -29,6 +29,10 @@ class Category(IntEnum):
     PYTHON_FUNCTION = 9
     CUDA_SYNC = 10
     TRACE_SPAN = 11
+    # Flow events (``ph`` ``s`` / ``f``, whatever their ``cat``: ``ac2g``, ``fwdbwd``, legacy
+    # ``async_cpu_to_gpu``): not categories of ``X`` events; the ``cat`` of the ``flows`` table.
+    FLOW_START = 12
+    FLOW_END = 13
 
 
 #: Category of the overlay events ``traceviz export`` appends to a trace (gap, step and graph
@@ -98,6 +102,10 @@ _KERNEL_LAUNCH = (
     "hipLaunchCooperativeKernel",
 )
 _GRAPH_LAUNCH = ("cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch")
+#: Kernel launches that start one kernel on each of several devices.
+MULTI_DEVICE_LAUNCH = frozenset({
+    "cudaLaunchCooperativeKernelMultiDevice", "cuLaunchCooperativeKernelMultiDevice",
+})
 _MEMCPY_PREFIXES = ("cudaMemcpy", "cuMemcpy", "hipMemcpy")
 _MEMSET_PREFIXES = ("cudaMemset", "cuMemset", "hipMemset")
 
@@ -142,6 +150,17 @@ def launch_kind(name: str) -> LaunchKind:
     if base.startswith(_MEMSET_PREFIXES):
         return LaunchKind.MEMSET
     return LaunchKind.OTHER
+
+
+def launches_one_activity(name: str) -> bool:
+    """Whether a call of this API starts exactly one GPU activity: a kernel launch (not a
+    :data:`MULTI_DEVICE_LAUNCH`), a memcpy or a memset (not a ``*Batch*`` call, which copies
+    a batch). A graph launch starts every node of its graph; other calls start none."""
+    base = base_api_name(name)
+    kind = launch_kind(base)
+    if kind == LaunchKind.KERNEL:
+        return base not in MULTI_DEVICE_LAUNCH
+    return kind in (LaunchKind.MEMCPY, LaunchKind.MEMSET) and "Batch" not in base
 
 
 def is_sync_call(name: str) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from traceviz.analyze.ambiguity import ambiguity_warnings
 from traceviz.analyze.compile_structure import compile_structure
 from traceviz.analyze.families import family_of_name, parse_triton_name
 from traceviz.analyze.gaps import StepTimeline, gap_stats, step_timeline
@@ -319,11 +320,13 @@ def _health(
     rows: tuple[StepMetrics, ...],
     activity_step: np.ndarray,
 ) -> tuple[HealthWarning, ...]:
-    """Data-validity warnings (``validity.py``: excluded values, ordering contradictions), then
-    the informational ones about what the trace holds."""
+    """Data-validity warnings (``validity.py``: excluded values, ordering contradictions), the
+    ambiguity ones (``ambiguity.py``), then the informational ones about what the trace
+    holds."""
     trace = screened.trace
     gpu, rt = trace.gpu, trace.runtime
-    out: list[HealthWarning] = [*screened.warnings, *ordering_warnings(trace, links)]
+    out: list[HealthWarning] = [*screened.warnings, *ordering_warnings(trace, links),
+                                *ambiguity_warnings(trace, links)]
 
     def warn(code: str, count: int, message: str) -> None:
         if count:

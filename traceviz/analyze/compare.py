@@ -20,7 +20,9 @@ trace plus, for a run directory, the mode's manifest entry (see
   (``profiled.step_ms``) when recorded, else the GPU period; ``stack_inflation`` the same of
   the stacked trace (``stack_profiled``);
 * speed: the manifest's paired timing (schema 2), else the unpaired medians, else the profiled
-  period (:mod:`traceviz.analyze.speed`);
+  period (:mod:`traceviz.analyze.speed`); with paired timing, a baseline whose pair-level
+  median left its own-process p10–p90 (widened by ``baseline_drift_margin``) is flagged in the
+  speed verdict and in :attr:`Comparison.notes`;
 * GPU busy spread: p90 − p10 of the per-step GPU busy over the steps with GPU work (numpy's
   linear-interpolation percentiles), what a fusion's busy drop must exceed.
 
@@ -47,6 +49,7 @@ from traceviz.analyze.speed import (
     TRACE,
     SpeedEvidence,
     Timing,
+    baseline_drift,
     speed_evidence,
     speed_verdict,
 )
@@ -396,8 +399,13 @@ def compare(
         if row.status not in ("ok", "missing"):  # failed / skipped: nothing to time
             _not_run(inp.mode, baseline, row, context, verdicts, headlines)
             continue
-        ev = speed_evidence(timing_of(inp, row), base_timing, baseline)
-        speed = speed_verdict(inp.mode, baseline, ev, t, context)
+        timing = timing_of(inp, row)
+        ev = speed_evidence(timing, base_timing, baseline)
+        drift = (baseline_drift(timing.paired, base_timing, t.baseline_drift_margin)
+                 if ev.source == PAIRED else None)
+        if drift is not None and drift.drifted:
+            notes.append(f"{inp.mode}: {drift.sentence(baseline)}")
+        speed = speed_verdict(inp.mode, baseline, ev, t, context, drift)
         other = (inp.device and base_inp.device and inp.device != base_inp.device)
         if other and ev.source == TRACE:
             speed = _different_devices(speed, base_inp.device or "", inp.device or "")

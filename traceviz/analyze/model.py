@@ -193,7 +193,7 @@ class CompileStructure:
 class EventRef:
     """One event of a loaded trace, to point at (the first offending event of a warning)."""
 
-    table: str  # "gpu", "runtime" or "cpu" (the Trace table it is a row of)
+    table: str  # "gpu", "runtime", "cpu" or "flow" (the Trace table it is a row of)
     name: str
     ts_ns: int | None  # None: the file's value is no valid time (NaN, Infinity, text, huge)
     dur_ns: int | None
@@ -205,7 +205,8 @@ class HealthWarning:
 
     ``count`` is how many events (or steps, devices) the warning is about; ``first_event`` the
     earliest of them in the trace when the warning is about events. ``strict`` marks a
-    data-validity warning: ``--strict`` makes the command exit 1 when one is present.
+    data-validity or ambiguity warning: ``--strict`` makes the command exit 1 when one is
+    present.
     """
 
     code: str

@@ -21,10 +21,20 @@ Three evidence sources, best first (``evidence["evidence_source"]``; ``docs/comp
               otherwise. Never WIN when the mode's period is not lower.
 
 Speed-ups are ``baseline time / mode time`` (``> 1``: the mode is faster).
+
+**Baseline drift** (``paired`` only; :func:`baseline_drift`): the baseline is timed twice, in
+its own process (``timing``: median, p10, p90) and inside the mode's process (the pair-level
+median: the median over the pairs of its blocks' per-step times). When the pair-level median
+lies outside the own-process p10–p90 widened by ``baseline_drift_margin`` (``p10 × (1 −
+margin)`` to ``p90 × (1 + margin)``, edges inside), the mode's process slowed (or sped up) the
+baseline: the speed verdict keeps its status but says so, with both numbers
+(``evidence["baseline_drift"]``).
 """
 
 from __future__ import annotations
 
+import math
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
@@ -144,6 +154,78 @@ def speed_evidence(mode: Timing, base: Timing, baseline: str) -> SpeedEvidence:
     return SpeedEvidence(NO_EVIDENCE, None, note=note)
 
 
+@dataclass(frozen=True)
+class BaselineDrift:
+    """The baseline timed inside a mode's process against its own process (module doc)."""
+
+    in_pairs_ms: float  # pair-level median of the baseline's per-step block times
+    own_ms: float  # the baseline's own-process median (manifest ``timing``)
+    own_p10_ms: float
+    own_p90_ms: float
+    margin: float  # ``baseline_drift_margin``
+
+    @property
+    def band_ms(self) -> tuple[float, float]:
+        """The own p10–p90 widened by the margin: where the in-pairs median may lie."""
+        return self.own_p10_ms * (1 - self.margin), self.own_p90_ms * (1 + self.margin)
+
+    @property
+    def change(self) -> float:
+        """In-pairs median relative to the own median, minus 1 (+0.3: 30 % slower inside)."""
+        return self.in_pairs_ms / self.own_ms - 1
+
+    @property
+    def drifted(self) -> bool:
+        """The in-pairs median lies outside :attr:`band_ms` (an edge counts as inside)."""
+        low, high = self.band_ms
+        return not low <= self.in_pairs_ms <= high
+
+    def as_evidence(self) -> dict[str, Any]:
+        """``evidence["baseline_drift"]`` of the speed verdict."""
+        low, high = self.band_ms
+        return {"in_pairs_ms": self.in_pairs_ms, "own_ms": self.own_ms,
+                "own_p10_ms": self.own_p10_ms, "own_p90_ms": self.own_p90_ms,
+                "margin": self.margin, "band_ms": [low, high], "change": self.change,
+                "drifted": self.drifted}
+
+    def sentence(self, baseline: str) -> str:
+        """The flag in words, with both numbers (meaningful when :attr:`drifted`)."""
+        low, high = self.band_ms
+        pct = self.change * 100
+        how = "a slowed baseline" if self.change > 0 else "a baseline faster than on its own"
+        return (f"the {baseline} baseline ran {_ms(self.in_pairs_ms)} ms/step inside this mode's "
+                f"process vs {_ms(self.own_ms)} in its own ({pct:+.0f} %), outside its own "
+                f"p10–p90 widened by {self.margin * 100:g} % ({_ms(low)}–{_ms(high)}): the "
+                f"speed-up is relative to {how}")
+
+
+def _ms(x: float) -> str:
+    """A per-step time in ms: 3 decimals from 0.1 ms up, else 4 ("3.053", "0.0449")."""
+    return f"{x:.3f}" if abs(x) >= 0.1 else f"{x:.4f}"
+
+
+def _positive(value: Any) -> float | None:
+    v = _num({"v": value}, "v")
+    return v if v is not None and math.isfinite(v) and v > 0 else None
+
+
+def baseline_drift(paired: dict[str, Any] | None, base: Timing,
+                   margin: float) -> BaselineDrift | None:
+    """The baseline's in-pairs median against its own-process timing (module doc); ``None``
+    when either is not recorded (no block times, no own median, p10 or p90)."""
+    blocks = paired.get("baseline_block_ms") if isinstance(paired, dict) else None
+    if not isinstance(blocks, list) or not blocks:
+        return None
+    values = [_positive(b) for b in blocks]
+    own = [_positive(x) for x in (base.median_ms, base.p10_ms, base.p90_ms)]
+    if None in values or None in own:
+        return None
+    median, p10, p90 = own
+    assert median is not None and p10 is not None and p90 is not None
+    return BaselineDrift(float(statistics.median(v for v in values if v is not None)),
+                         median, min(p10, p90), max(p10, p90), margin)
+
+
 def format_speedup(speedup: float) -> str:
     """"1.71× faster" / "1.25× slower" (the inverse, for a speed-up below 1)."""
     if speedup >= 1:
@@ -221,9 +303,12 @@ def speed_status(ev: SpeedEvidence, min_speedup: float, max_inflation: float) ->
 
 
 def speed_verdict(
-    mode: str, baseline: str, ev: SpeedEvidence, t: Thresholds, context: tuple[str, ...] = ()
+    mode: str, baseline: str, ev: SpeedEvidence, t: Thresholds, context: tuple[str, ...] = (),
+    drift: BaselineDrift | None = None,
 ) -> Verdict:
-    """The ``speed`` verdict of one mode (rules in the module doc)."""
+    """The ``speed`` verdict of one mode (rules in the module doc). ``drift``: the paired
+    baseline against its own process (:func:`baseline_drift`), flagged in the explanation
+    when it drifted; it never changes the status."""
     status, why = speed_status(ev, t.min_speedup, t.max_profiler_inflation)
     outcome = describe(ev)
     evidence = {"baseline": baseline, **ev.as_evidence(), "outcome": outcome,
@@ -231,12 +316,17 @@ def speed_verdict(
     used = {"min_speedup": t.min_speedup}
     if ev.source == TRACE:
         used["max_profiler_inflation"] = t.max_profiler_inflation
+    if drift is not None:
+        evidence["baseline_drift"] = drift.as_evidence()
+        used["baseline_drift_margin"] = drift.margin
     text = f"{outcome}: {why}"
     if ev.stopped in ("budget", "max_pairs"):
         limit = "time budget" if ev.stopped == "budget" else "pair limit"
         text += f"; pairing stopped at its {limit} before the CI narrowed to its target"
     if ev.note:
         text += f"; {ev.note}"
+    if drift is not None and drift.drifted:
+        text += f"; {drift.sentence(baseline)}"
     if context:
         text += f"; context: {'; '.join(context)}"
     return Verdict(mode, "speed", status, evidence, used, text)

@@ -84,6 +84,8 @@ def describe(ref: EventRef) -> str:
         return "invalid" if v is None else f"{v / 1000:.3f} µs"
 
     name = ref.name if len(ref.name) <= 80 else ref.name[:77] + "..."
+    if ref.table == "flow":  # a flow event has no duration
+        return f"flow event {name!r} at ts={t(ref.ts_ns)}"
     return f"{ref.table} event {name!r} at ts={t(ref.ts_ns)}, dur={t(ref.dur_ns)}"
 
 
@@ -112,7 +114,8 @@ def _first(masks: dict[str, np.ndarray], trace: Trace) -> tuple[str, int]:
     return best[1], best[2]
 
 
-def _step_markers(cpu: pd.DataFrame) -> np.ndarray:
+def step_markers(cpu: pd.DataFrame) -> np.ndarray:
+    """Per ``cpu`` row: a ``ProfilerStep#N`` user annotation."""
     names = cpu["name"].cat.categories
     codes = [i for i, n in enumerate(names) if STEP_MARKER.match(str(n))]
     return (cpu["cat"].to_numpy() == Category.USER_ANNOTATION) & np.isin(
@@ -199,7 +202,7 @@ def screen_values(trace: Trace) -> Screened:
             out.append(_warning(trace, code, count, _first(flags[code], trace), what,
                                 _EXCLUDED))
 
-    steps = _step_markers(trace.cpu)
+    steps = step_markers(trace.cpu)
     degenerate = steps & _either(excluded["cpu"], trace.cpu["dur_ns"].to_numpy() <= 0)
     if degenerate.any():
         count = int(np.count_nonzero(degenerate))

@@ -29,6 +29,7 @@ the attribution of the period saved uses the waterfall's exact means.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -50,10 +51,74 @@ KINDS = ("speed", "fusion", "launch")
 
 
 @dataclass(frozen=True)
+class Range:
+    """The valid values of one threshold: ``low`` to ``high`` (``math.inf``: no upper bound),
+    each edge included or not, and why, in one line. Values must be finite numbers."""
+
+    low: float
+    high: float
+    low_inclusive: bool
+    high_inclusive: bool
+    meaning: str
+
+    def __contains__(self, value: object) -> bool:
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return False
+        if not math.isfinite(value):
+            return False
+        above = value >= self.low if self.low_inclusive else value > self.low
+        below = value <= self.high if self.high_inclusive else value < self.high
+        return above and below
+
+    def __str__(self) -> str:
+        """``[0, 1)``, ``(0, 1]``, ``[1, ∞)``: interval notation."""
+        high = "∞" if math.isinf(self.high) else f"{self.high:g}"
+        return (f"{'[' if self.low_inclusive else '('}{self.low:g}, {high}"
+                f"{']' if self.high_inclusive and not math.isinf(self.high) else ')'}")
+
+
+#: Every threshold's valid range, checked by :class:`Thresholds` itself (so the CLI, a
+#: thresholds file and the Python API all refuse the same values); the table of
+#: ``docs/comparison.md`` lists them.
+THRESHOLD_RANGES: dict[str, Range] = {
+    "min_speedup": Range(0.0, 1.0, True, False, "a relative margin around a speed-up of 1; at 1 "
+                         "or more no CI could be a REGRESSION"),
+    "fusion_min_kernel_drop": Range(0.0, 1.0, False, True, "a relative drop of kernels/step; 0 "
+                                    "would call an unchanged count fused, 1 is every kernel gone"),
+    "launch_min_wait_share": Range(0.0, 1.0, True, True, "a share of the step time saved"),
+    "gpu_bound_busy_share": Range(0.0, 1.0, False, True, "a share of the period; 0 would call an "
+                                  "idle GPU GPU-bound"),
+    "max_profiler_inflation": Range(1.0, math.inf, True, False, "a ratio profiled / unprofiled "
+                                    "step time; the profiler never makes a step faster"),
+    "host_bound_max_lag_steps": Range(0.0, math.inf, True, False, "a count of steps the GPU may "
+                                      "end behind the host"),
+    "fusion_min_busy_share": Range(0.0, 1.0, True, True, "a share of the step time saved"),
+    "baseline_drift_margin": Range(0.0, 1.0, True, True, "a relative widening of the "
+                                   "baseline's own p10–p90; at 1 a faster baseline is never "
+                                   "flagged"),
+}
+
+
+class ThresholdRangeError(UsageError, ValueError):
+    """A threshold outside its valid range (:data:`THRESHOLD_RANGES`), or not a number: a usage
+    error (CLI exit 2) and a ``ValueError`` (Python API)."""
+
+    @classmethod
+    def of(cls, name: str, value: object) -> ThresholdRangeError:
+        """One line: the threshold, the value and the valid range with its meaning."""
+        r = THRESHOLD_RANGES[name]
+        valid = f"valid range {r} ({r.meaning}; see docs/comparison.md)"
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return cls(f"threshold {name} = {value!r} is not a number; {valid}")
+        return cls(f"threshold {name} = {value:g} is outside its {valid}")
+
+
+@dataclass(frozen=True)
 class Thresholds:
     """Decision thresholds; every field is documented in ``docs/comparison.md``.
 
-    Relative values are fractions of the baseline (0.2 = 20 %).
+    Relative values are fractions of the baseline (0.2 = 20 %). Each must lie in its range of
+    :data:`THRESHOLD_RANGES`, else :class:`ThresholdRangeError`.
     """
 
     min_speedup: float = 0.03  # speed: the CI must clear 1 ± this (relative)
@@ -63,6 +128,13 @@ class Thresholds:
     max_profiler_inflation: float = 2.0  # profiled-period ratios up to this may be inflation
     host_bound_max_lag_steps: float = 1.0  # host-bound: GPU at most this many steps behind
     fusion_min_busy_share: float = 0.25  # fusion WIN: busy saved / unprofiled time saved
+    baseline_drift_margin: float = 0.1  # speed: flag the in-pairs baseline outside p10–p90 ± this
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value not in THRESHOLD_RANGES[f.name]:
+                raise ThresholdRangeError.of(f.name, value)
 
     def as_dict(self) -> dict[str, float]:
         """Field name → value (for JSON and the report)."""
@@ -88,7 +160,8 @@ def threshold_names() -> tuple[str, ...]:
 
 def parse_thresholds(overrides: list[str] | None = None, config: Path | None = None) -> Thresholds:
     """Defaults, then a config file (TOML ``[thresholds]`` table or JSON object), then
-    ``name=value`` overrides. Unknown names or non-numbers raise :class:`UsageError`."""
+    ``name=value`` overrides. Unknown names or non-numbers raise :class:`UsageError`, a value
+    outside its range :class:`ThresholdRangeError` (a :class:`UsageError` too)."""
     values: dict[str, float] = {}
     if config is not None:
         values.update(_read_config(config))

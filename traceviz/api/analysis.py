@@ -161,38 +161,43 @@ class Analysis:
 
     # --- reports ------------------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON report as plain data (µs times; schema ``traceviz.report/1``)."""
+    def to_dict(self, *, max_step_rows: int | None = None) -> dict[str, Any]:
+        """The JSON report as plain data (µs times; schema ``traceviz.report/1``). Per-step
+        rows for at most ``max_step_rows`` steps (``None``: the default, 1000; ``0``: none),
+        ``step_summary`` over all of them."""
         from traceviz.report.jsonout import analysis_to_dict
 
-        return analysis_to_dict(self._trace, self._result)
+        return analysis_to_dict(self._trace, self._result, max_step_rows)
 
-    def to_json(self) -> str:
-        """Exactly what ``traceviz report TRACE --format json`` prints."""
+    def to_json(self, *, max_step_rows: int | None = None) -> str:
+        """Exactly what ``traceviz report TRACE --format json [--max-step-rows N]`` prints."""
         import msgspec
 
         from traceviz.report.jsonout import analysis_document
 
-        encoded = msgspec.json.encode(analysis_document(self._trace, self._result))
+        encoded = msgspec.json.encode(analysis_document(self._trace, self._result,
+                                                        max_step_rows))
         return msgspec.json.format(encoded, indent=2).decode() + "\n"
 
     def render(self, fmt: str = "html", plotlyjs: str = "inline",
-               text_width: int = TEXT_WIDTH) -> str:
+               text_width: int = TEXT_WIDTH, *, max_step_rows: int | None = None) -> str:
         """The report as ``html``, ``json``, ``md`` or ``text`` (what ``traceviz report``
-        writes). ``plotlyjs`` (HTML): "inline" works offline, "cdn" is small."""
+        writes). ``plotlyjs`` (HTML): "inline" works offline, "cdn" is small.
+        ``max_step_rows``: list at most this many steps (``None``: the default, 1000), with
+        statistics over all steps when the trace has more (:mod:`traceviz.report.step_rows`)."""
         if fmt == "json":
-            return self.to_json()
+            return self.to_json(max_step_rows=max_step_rows)
         if fmt == "text":
             from rich.console import Console
 
             console = Console(record=True, width=text_width, file=io.StringIO())
-            console.print(self.text_renderable(text_width))
+            console.print(self.text_renderable(text_width, max_step_rows=max_step_rows))
             return console.export_text()
         if fmt not in FORMATS:
             raise UsageError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
         from traceviz.report.model import build_trace_report
 
-        report = build_trace_report(self._trace, self._result)
+        report = build_trace_report(self._trace, self._result, max_step_rows)
         if fmt == "md":
             from traceviz.report.markdown import render_markdown
 
@@ -201,17 +206,20 @@ class Analysis:
 
         return render_html(report, plotlyjs, perfetto=self.perfetto_hint())
 
-    def text_renderable(self, width: int | None = None) -> Any:
+    def text_renderable(self, width: int | None = None, *,
+                        max_step_rows: int | None = None) -> Any:
         """A rich renderable of the text report that fits ``width`` columns."""
         from traceviz.report.text import render_text
 
-        return render_text(self._trace, self._result, width=width)
+        return render_text(self._trace, self._result, width=width, max_step_rows=max_step_rows)
 
-    def to_html(self, path: PathLike, *, plotlyjs: str = "inline", force: bool = True) -> Path:
+    def to_html(self, path: PathLike, *, plotlyjs: str = "inline", force: bool = True,
+                max_step_rows: int | None = None) -> Path:
         """Write the HTML report to ``path`` (atomically) and return the path written."""
         from traceviz.report.output import write_atomic
 
-        return write_atomic(Path(path), self.render("html", plotlyjs), force=force)
+        return write_atomic(Path(path), self.render("html", plotlyjs,
+                                                    max_step_rows=max_step_rows), force=force)
 
     def perfetto_hint(self) -> tuple[str, str | None]:
         """What the HTML report says about the Perfetto overlay: the command that writes it,

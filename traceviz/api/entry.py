@@ -25,11 +25,12 @@ if TYPE_CHECKING:
 def analyze(source: Trace, *, workers: int | None = None) -> model.Analysis: ...
 @overload
 def analyze(source: PathLike | Sequence[PathLike], *, workers: int | None = None,
-            progress: Progress | None = None) -> Analysis | Ranks: ...
+            progress: Progress | None = None, force_ranks: bool = False
+            ) -> Analysis | Ranks: ...
 
 
 def analyze(source: Any, *, workers: int | None = None,
-            progress: Progress | None = None) -> Any:
+            progress: Progress | None = None, force_ranks: bool = False) -> Any:
     """Analyse a trace file (``.json`` / ``.json.gz``) → :class:`Analysis` with DataFrames.
 
     ``source`` may also be a list of paths: one path is analysed as above; several paths are
@@ -37,7 +38,9 @@ def analyze(source: Any, *, workers: int | None = None,
     (collectives matched across ranks, comm wait, stragglers; ``docs/metrics.md``).
     ``workers``: processes decoding a big trace and threads analysing it, or processes
     analysing several (``None``: every usable core; decoding is also capped by memory).
-    ``progress(done_bytes, total_bytes)`` is called while decoding.
+    ``progress(done_bytes, total_bytes)`` is called while decoding. ``force_ranks``: rank
+    traces that are not consistent as one run still get waits and stragglers
+    (:meth:`Ranks.from_paths` ``force``; the CLI's ``--force-ranks``).
 
     A loaded :class:`~traceviz.trace.Trace` gives the frozen
     :class:`traceviz.analyze.model.Analysis`, as before (the pipeline's pure function); wrap it
@@ -52,7 +55,7 @@ def analyze(source: Any, *, workers: int | None = None,
         if not source:
             raise UsageError("analyze() got an empty list of traces")
         if len(source) > 1:
-            return Ranks.from_paths(source, workers=workers)
+            return Ranks.from_paths(source, workers=workers, force=force_ranks)
         source = source[0]
     if not isinstance(source, (str, os.PathLike)):
         raise UsageError(f"analyze() needs a trace path, a list of paths or a Trace, not "

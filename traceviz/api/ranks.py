@@ -39,12 +39,15 @@ class Ranks:
                    dask: str | None = None,
                    progress: Callable[[int, int], None] | None = None,
                    announce: Callable[[str], None] | None = None,
-                   max_memory_bytes: int | None = None) -> Ranks:
+                   max_memory_bytes: int | None = None, force: bool = False) -> Ranks:
         """Analyse ``paths`` (files or fsspec URLs) as the ranks of one run.
 
         ``workers``: rank worker processes (``None``: every usable core, capped by memory;
         small sets in-process); ``dask``: ``"local"`` (a LocalCluster of ``workers``) or a
         scheduler address (``tcp://host:8786``). ``progress(done, total)`` as ranks finish.
+        Traces that are not consistent as one run (:attr:`consistent` false: world sizes,
+        GPU models or clocks disagree) get no waits, lateness or straggler unless ``force``
+        (``traceviz report --force-ranks``); their warnings are there either way.
         """
         from traceviz.scale import analyze_rank_paths
         from traceviz.trace.source import is_url
@@ -52,11 +55,22 @@ class Ranks:
         return cls(analyze_rank_paths(
             [p if isinstance(p, str) and is_url(p) else Path(p) for p in paths],
             workers=workers, dask=dask,
-            progress=progress, announce=announce, max_memory_bytes=max_memory_bytes))
+            progress=progress, announce=announce, max_memory_bytes=max_memory_bytes,
+            force=force))
 
     @property
     def result(self) -> RanksAnalysis:
         return self._result
+
+    @property
+    def consistent(self) -> bool:
+        """Whether the traces are consistent as one run (``docs/metrics.md``, "Rank traces")."""
+        return self._result.consistent
+
+    @property
+    def inconsistency(self) -> tuple[str, ...]:
+        """One line per failed consistency check (empty when :attr:`consistent`)."""
+        return self._result.inconsistency
 
     @property
     def failed(self) -> tuple[FailedRank, ...]:
@@ -107,6 +121,7 @@ class Ranks:
 
     def __repr__(self) -> str:
         st = self.straggler
-        late = f"straggler rank {st.rank} ({st.cause})" if st else "no straggler"
+        late = (f"straggler rank {st.rank} ({st.cause})" if st
+                else "no straggler" if self._result.cross_rank else "not one run")
         failed = f", {len(self.failed)} failed" if self.failed else ""
         return f"<traceviz.Ranks {len(self._result.ranks)} rank traces{failed}: {late}>"

@@ -180,6 +180,9 @@ def compare(
     """Compare modes: step time, kernels and launches per step, waterfall, verdicts."""
     apply_max_memory(max_memory)
     apply_workers(workers)
+    from traceviz.analyze.verdicts import parse_thresholds
+
+    parse_thresholds(threshold, thresholds_file)  # a bad threshold fails before any reading
     health: list[tuple[str, Any]] = []
     if fmt is Format.text and out is None and sys.stdout.isatty():
         print_fitted_comparison(inputs, baseline, threshold, thresholds_file, health)
@@ -232,8 +235,8 @@ def check(
 ) -> None:
     """Exit 3 when an expected verdict does not hold (a CI regression gate); 0 when all do.
 
-    With ``--strict``, a data-validity health warning exits 1 (before the exit 3 of unmet
-    expectations: verdicts on invalid data are not evidence)."""
+    With ``--strict``, a data-validity or ambiguity health warning exits 1 (before the exit 3
+    of unmet expectations: verdicts on invalid or ambiguous data are not evidence)."""
     from rich.console import Console
     from rich.text import Text
 

@@ -7,7 +7,10 @@ unless ``-o`` is given.
 Rank traces are analysed one task per rank (:mod:`traceviz.scale`): in ``--workers`` local
 processes, or on Dask with ``--dask local`` / ``--dask tcp://HOST:PORT``. A rank trace that
 cannot be analysed is listed in the report with its reason and the command exits 1, unless
-``--allow-missing-ranks``.
+``--allow-missing-ranks``. Rank traces that are not consistent as one run (world sizes, GPU
+models or clocks disagree) are refused with one line and exit 1
+(:class:`~traceviz.errors.InconsistentRanksError`), unless ``--force-ranks``: then the report
+is written with the warnings, and the straggler and waits computed anyway.
 """
 
 from __future__ import annotations
@@ -66,13 +69,30 @@ AllowMissingOpt = Annotated[
     typer.Option("--allow-missing-ranks", help="Rank traces: exit 0 even when some rank "
                  "traces could not be analysed (they are still listed in the report)."),
 ]
+ForceRanksOpt = Annotated[
+    bool,
+    typer.Option("--force-ranks", help="Rank traces: report them as one run even when they "
+                 "are not consistent as one (world sizes, GPU models or clocks disagree; "
+                 "without it: exit 1). The warnings stay in the report."),
+]
+
+MaxStepRowsOpt = Annotated[
+    int | None,
+    typer.Option("--max-step-rows", min=0, metavar="N", help="One trace: list at most N steps "
+                 "(default 1000; 0: none). A trace with more steps lists its first and last "
+                 "N/2 and gives statistics over all steps (count, min, p10, median, p90, max, "
+                 "mean of each per-step metric)."),
+]
 
 
 def _rank_set_payload(paths: list[str], fmt: Format, plotlyjs: str, workers: int | None,
-                      dask: str | None) -> tuple[str, set[str]]:
-    """Render the multi-rank report; also return the rank traces that failed."""
+                      dask: str | None, force_ranks: bool = False) -> tuple[str, set[str]]:
+    """Render the multi-rank report; also return the rank traces that failed. Traces that
+    are not one run: :class:`~traceviz.errors.InconsistentRanksError` (nothing rendered),
+    unless ``force_ranks``."""
     import traceviz
     from traceviz.cli.progress import rank_progress
+    from traceviz.errors import InconsistentRanksError
     from traceviz.trace.limits import max_memory_bytes
 
     limit, source = max_memory_bytes()
@@ -80,9 +100,14 @@ def _rank_set_payload(paths: list[str], fmt: Format, plotlyjs: str, workers: int
         ranks = traceviz.Ranks.from_paths(
             paths, workers=workers, dask=dask, progress=progress,
             announce=lambda line: print(line, file=sys.stderr),
-            max_memory_bytes=limit if source == "--max-memory" else None)
+            max_memory_bytes=limit if source == "--max-memory" else None, force=force_ranks)
     for f in ranks.failed:
         print(f"traceviz: rank trace failed: {f.path}: {f.reason}", file=sys.stderr)
+    if not ranks.consistent and not force_ranks:
+        from traceviz.analyze.distributed import INCONSISTENT_CODES
+
+        raise InconsistentRanksError.of(ranks.inconsistency, tuple(
+            w.code for w in ranks.result.health if w.code in INCONSISTENT_CODES))
     return ranks.render(fmt.value, plotlyjs), {f.path for f in ranks.failed}
 
 
@@ -120,7 +145,8 @@ def _hta_sections(traces: list[Path], fmt: Format, payload: str,
 
 def _trace_payload(trace: Path, fmt: Format, plotlyjs: str, to_terminal: bool,
                    analyses: dict[Path, Analysis],
-                   health_out: list[tuple[str, tuple[HealthWarning, ...]]]) -> str | None:
+                   health_out: list[tuple[str, tuple[HealthWarning, ...]]],
+                   max_step_rows: int | None = None) -> str | None:
     """Render one trace through the API; ``None`` when it was printed straight to the
     terminal (text, fitted to its width).
 
@@ -138,9 +164,9 @@ def _trace_payload(trace: Path, fmt: Format, plotlyjs: str, to_terminal: bool,
         from rich.console import Console
 
         console = Console(width=None if sys.stdout.isatty() else TEXT_WIDTH)
-        console.print(analysis.text_renderable(console.width))
+        console.print(analysis.text_renderable(console.width, max_step_rows=max_step_rows))
         return None
-    return analysis.render(fmt.value, plotlyjs)
+    return analysis.render(fmt.value, plotlyjs, max_step_rows=max_step_rows)
 
 
 @user_errors
@@ -166,17 +192,21 @@ def report(
     workers: ReportWorkersOpt = None,
     dask: DaskOpt = None,
     allow_missing_ranks: AllowMissingOpt = False,
+    force_ranks: ForceRanksOpt = False,
     strict: StrictOpt = False,
+    max_step_rows: MaxStepRowsOpt = None,
 ) -> None:
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
     apply_max_memory(max_memory)
     apply_workers(workers)
+    from traceviz.analyze.verdicts import parse_thresholds
     from traceviz.errors import OutputExistsError, UsageError
     from traceviz.output_guard import refuse_input_as_output
     from traceviz.report.ranks_output import rank_trace_paths
     from traceviz.report.run_dir import is_run_dir
     from traceviz.trace.source import is_url
 
+    parse_thresholds(threshold, thresholds_file)  # a bad threshold fails before any reading
     if hta:
         from traceviz.api import HtaMissingError
         from traceviz.holistic import hta_available
@@ -200,9 +230,9 @@ def report(
     rank_traces: list[str] | None = (
         list(target_args) if urls
         else [str(p) for p in rank_trace_paths(targets, run_dir) or []] or None)
-    if rank_traces is None and (dask is not None or allow_missing_ranks):
-        raise UsageError("--dask and --allow-missing-ranks apply to rank traces only (several "
-                         "trace files, or one directory of them)")
+    if rank_traces is None and (dask is not None or allow_missing_ranks or force_ranks):
+        raise UsageError("--dask, --allow-missing-ranks and --force-ranks apply to rank "
+                         "traces only (several trace files, or one directory of them)")
     stem = target.name.removesuffix(".gz").removesuffix(".json")
     default = (Path("traceviz-ranks.report.html") if rank_traces is not None
                else comparison_default([target]) if run_dir
@@ -212,7 +242,8 @@ def report(
     if rank_traces is not None:
         if hta and urls:
             raise UsageError("--hta reads local trace files, not URLs")
-        payload, failed = _rank_set_payload(rank_traces, fmt, plotlyjs.value, workers, dask)
+        payload, failed = _rank_set_payload(rank_traces, fmt, plotlyjs.value, workers, dask,
+                                            force_ranks)
         traces = [Path(t) for t in rank_traces if t not in failed]  # --hta: the analysed ones
     elif run_dir:
         if fmt is Format.text and out is None and not hta and sys.stdout.isatty():
@@ -226,7 +257,7 @@ def report(
     else:
         rendered = _trace_payload(target, fmt, plotlyjs.value,
                                   to_terminal=out is None and not hta, analyses=analyses,
-                                  health_out=health)
+                                  health_out=health, max_step_rows=max_step_rows)
         if rendered is None:
             if strict:
                 enforce_strict(health)

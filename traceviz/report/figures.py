@@ -9,12 +9,13 @@ Large inputs are reduced (:data:`MAX_BARS`); the builder says how in its returne
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from traceviz.analyze.compare import Comparison
-from traceviz.analyze.model import Analysis
+from traceviz.analyze.model import Analysis, StepMetrics
 from traceviz.analyze.waterfall import UNPROFILED, Waterfall
 from traceviz.trace.tables import Trace
 from traceviz.vocab import GAP_CLASS_NAMES, Category, LaunchKind
@@ -59,11 +60,12 @@ def _esc(names: list[str] | np.ndarray) -> list[str]:
     return [html.escape(str(n)) for n in names]
 
 
-def step_breakdown(analysis: Analysis) -> go.Figure:
-    """Stacked bar per step: GPU busy and the four idle classes (µs), plus cpu_bound_share."""
+def step_breakdown(analysis: Analysis, steps: Sequence[StepMetrics] | None = None) -> go.Figure:
+    """Stacked bar per step: GPU busy and the four idle classes (µs), plus cpu_bound_share.
+    ``steps``: the steps drawn (``None``: all of the analysis's)."""
     import plotly.graph_objects as go
 
-    steps = [s for s in analysis.steps if s.period_ns > 0]
+    steps = [s for s in (analysis.steps if steps is None else steps) if s.period_ns > 0]
     x = _esc([s.name for s in steps])
     fig = go.Figure()
     for key in ("gpu_busy", *GAP_CLASS_NAMES):

@@ -8,6 +8,7 @@ Rows come from :class:`~traceviz.analyze.host_wait.HostWaitSources`; "host wait"
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -48,31 +49,39 @@ def _rows(rows: tuple[SourceRow, ...], total_ns: int) -> list[dict[str, Any]]:
              "gaps": r.gaps} for r in top_rows(rows, JSON_ROWS, total_ns)]
 
 
-def host_wait_json(h: HostWaitSources) -> dict[str, Any]:
+def host_wait_json(h: HostWaitSources, steps: Sequence[int] | None = None) -> dict[str, Any]:
     """``{trace: {inclusive, self}, steps: [{step, inclusive, self}]}``; rows sorted by
-    ``host_wait_us``, the top 20 and one row for the rest."""
+    ``host_wait_us``, the top 20 and one row for the rest. ``steps``: the indices of the steps
+    listed (ascending; ``None``: all)."""
     t = h.table()
-    inc = _step_rows(h, h.inclusive_ns, h.inclusive_gaps)
-    own = _step_rows(h, h.self_ns, h.self_gaps)
+    inc = _step_rows(h, h.inclusive_ns, h.inclusive_gaps, steps)
+    own = _step_rows(h, h.self_ns, h.self_gaps, steps)
+    listed = range(len(h.step_names)) if steps is None else steps
     return {"trace": {"inclusive": _rows(t.inclusive, t.total_ns),
                       "self": _rows(t.self, t.total_ns)},
-            "steps": [{"step": name, "inclusive": inc[i], "self": own[i]}
-                      for i, name in enumerate(h.step_names)]}
+            "steps": [{"step": h.step_names[i], "inclusive": inc[i], "self": own[i]}
+                      for i in listed]}
 
 
-def _step_rows(h: HostWaitSources, ns: np.ndarray, gaps: np.ndarray
-               ) -> list[list[dict[str, Any]]]:
+def _step_rows(h: HostWaitSources, ns: np.ndarray, gaps: np.ndarray,
+               steps: Sequence[int] | None = None) -> dict[int, list[dict[str, Any]]]:
     """Per step, the same rows as ``_rows(h.table(step).<view>)``, built for all steps at once
-    (one sort instead of one table per step: traces have tens of thousands of steps)."""
+    (one sort instead of one table per step: traces have tens of thousands of steps); with
+    ``steps``, only those steps' lists are filled (the others stay empty)."""
     n_steps = len(h.step_names)
     keep = ns > 0
+    if steps is not None:
+        wanted = np.zeros(n_steps, bool)
+        wanted[np.asarray(steps, np.int64)] = True
+        keep &= wanted[h.step]
     step, src, v, g = h.step[keep], h.source[keep], ns[keep], gaps[keep]
     o = np.lexsort((src, -v, step))  # per step: ns descending, then name (ids are in name order)
     step, src, v, g = step[o], src[o], v[o], g[o]
     first = np.searchsorted(step, np.arange(n_steps + 1))
     rank = np.arange(len(step)) - first[step]
     total = h.step_total_ns[step]
-    out: list[list[dict[str, Any]]] = [[] for _ in range(n_steps)]
+    out: dict[int, list[dict[str, Any]]] = {
+        i: [] for i in (range(n_steps) if steps is None else steps)}
     top = rank < JSON_ROWS
     names = h.sources
     # ns / 1000 as float64 is already the value rounded to 3 decimals that ``us`` returns.

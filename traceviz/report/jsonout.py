@@ -2,7 +2,14 @@
 
 Times are microseconds (``*_us``: ``ns / 1000``, exact to the nanosecond). Keys are stable:
 ``trace``, ``steps``, ``gaps``, ``graph_replays``, ``kernel_families``, ``top_kernels``,
-``triton_kernels``, ``compile``, ``host_wait_sources``, ``health``, ``totals``, ``per_step``.
+``triton_kernels``, ``compile``, ``host_wait_sources``, ``health``, ``totals``, ``per_step``,
+``steps_total``, ``steps_shown``, ``max_step_rows``, ``step_summary``.
+
+Per-step lists are bounded (:mod:`traceviz.report.step_rows`): ``steps``, the ``gap_stats``
+rows of scope ``step``, ``compile.steps`` and ``host_wait_sources.steps`` list at most
+``max_step_rows`` steps (default 1000; when the trace has more: its first ``ceil(N/2)`` and
+last ``floor(N/2)`` steps), ``steps_shown`` of ``steps_total``; ``step_summary`` holds count,
+min, p10, median, p90, max and mean of each per-step metric over all steps.
 
 Strict JSON: a number that is not finite (NaN, ±Infinity) is written as ``null``, never as the
 ``NaN`` / ``Infinity`` tokens that JSON does not have (:func:`finite`, :func:`dumps`; the
@@ -18,6 +25,7 @@ from typing import Any
 from traceviz._version import __version__
 from traceviz.analyze.model import Analysis, EventRef, HealthWarning, StepMetrics
 from traceviz.report.host_wait_section import host_wait_json
+from traceviz.report.step_rows import resolve_cap, shown_steps, step_summary
 from traceviz.report.units import share, us
 from traceviz.trace import Trace
 
@@ -115,21 +123,31 @@ def _first(md: dict[str, Any], *keys: str) -> Any:
     return None
 
 
-def analysis_to_dict(trace: Trace, a: Analysis) -> dict[str, Any]:
-    """Every metric of the analysis as plain JSON-able data (non-finite numbers: ``None``)."""
-    return finite(analysis_document(trace, a))
+def analysis_to_dict(trace: Trace, a: Analysis, max_step_rows: int | None = None
+                     ) -> dict[str, Any]:
+    """Every metric of the analysis as plain JSON-able data (non-finite numbers: ``None``);
+    per-step rows for at most ``max_step_rows`` steps (``None``: the default, 1000)."""
+    return finite(analysis_document(trace, a, max_step_rows))
 
 
-def analysis_document(trace: Trace, a: Analysis) -> dict[str, Any]:
+def analysis_document(trace: Trace, a: Analysis, max_step_rows: int | None = None
+                      ) -> dict[str, Any]:
     """:func:`analysis_to_dict` before :func:`finite`: for ``msgspec.json.encode``, which
     writes a non-finite float as ``null`` itself (the walk over the document is skipped)."""
     t = a.totals
     p = a.per_step
+    shown = shown_steps(len(a.steps), max_step_rows)
+    all_shown = len(shown) == len(a.steps)
+    names = None if all_shown else {a.steps[i].name for i in shown}
     return {
         "schema": SCHEMA,
         "traceviz_version": __version__,
         "trace": trace_info(trace),
-        "steps": [step_to_dict(s) for s in a.steps],
+        "steps_total": len(a.steps),
+        "steps_shown": len(shown),
+        "max_step_rows": resolve_cap(max_step_rows),
+        "steps": [step_to_dict(a.steps[i]) for i in shown],
+        "step_summary": step_summary(a.steps),
         "gap_stats": [
             {
                 "scope": g.scope,
@@ -142,6 +160,7 @@ def analysis_document(trace: Trace, a: Analysis) -> dict[str, Any]:
                 "sum_us": us(g.sum_ns),
             }
             for g in a.gap_stats
+            if names is None or g.scope != "step" or g.key in names
         ],
         "graph_replays": [
             {
@@ -208,9 +227,11 @@ def analysis_document(trace: Trace, a: Analysis) -> dict[str, Any]:
                     "in_window_compiles": c.in_window_compiles,
                 }
                 for c in a.compile.steps
+                if names is None or c.step in names
             ],
         },
-        "host_wait_sources": host_wait_json(a.host_wait_sources)
+        "host_wait_sources": host_wait_json(a.host_wait_sources,
+                                            None if all_shown else shown)
         if a.host_wait_sources is not None
         else None,
         "health": [health_to_dict(h) for h in a.health],

@@ -17,6 +17,14 @@ from traceviz.analyze.verdicts import Verdict
 from traceviz.report import figures
 from traceviz.report.elements import Figure, Section, Table
 from traceviz.report.host_wait_section import host_wait_section, summary_sentence
+from traceviz.report.step_rows import (
+    capped,
+    capped_note,
+    resolve_cap,
+    shown_steps,
+    stats_rows,
+    step_summary,
+)
 from traceviz.report.units import pct
 from traceviz.trace.tables import Trace
 
@@ -62,8 +70,8 @@ def mib(value: int | None) -> str:
 
 
 def table(id_: str, title: str, columns: list[tuple[str, bool]], rows: list[tuple[str, ...]],
-           note: str = "", clip: tuple[bool, ...] = ()) -> Table:
-    shown = rows[:MAX_TABLE_ROWS]
+           note: str = "", clip: tuple[bool, ...] = (), max_rows: int = MAX_TABLE_ROWS) -> Table:
+    shown = rows[:max_rows]
     if len(rows) > len(shown):
         note = (note + " " if note else "") + f"Showing {len(shown)} of {len(rows):,} rows."
     return Table(id_, title, tuple(c for c, _ in columns), tuple(shown),
@@ -105,8 +113,16 @@ def _trace_facts(trace: Trace, analysis: Analysis) -> list[tuple[str, str]]:
     return facts
 
 
-def _per_step_section(analysis: Analysis) -> Section:
+def _per_step_section(analysis: Analysis, max_step_rows: int | None = None) -> Section:
+    """The per-step figure and table. With more steps than ``max_step_rows`` (default 1000):
+    the table lists the first and last halves of ``min(max_step_rows, MAX_TABLE_ROWS)`` steps,
+    the figure those of ``max_step_rows``, and a table of statistics over all steps follows."""
     ps = analysis.per_step
+    total = len(analysis.steps)
+    is_capped = capped(total, max_step_rows)
+    cap = resolve_cap(max_step_rows)
+    listed = ([analysis.steps[i] for i in shown_steps(total, min(cap, MAX_TABLE_ROWS))]
+              if is_capped else analysis.steps)
     cols = [("step", False), ("period µs", True), ("GPU busy µs", True), ("host wait µs", True),
             ("sync wait µs", True), ("in-graph µs", True), ("other idle µs", True),
             ("kernels", True), ("launches", True), ("CPU µs", True), ("cpu_bound_share", True)]
@@ -114,7 +130,7 @@ def _per_step_section(analysis: Analysis) -> Section:
         (s.name, us(s.period_ns), us(s.gpu_busy_ns), us(s.host_wait_ns), us(s.sync_wait_ns),
          us(s.graph_internal_ns), us(s.other_idle_ns), num(s.kernels), num(s.launches),
          us(s.cpu_ns), pct(s.cpu_bound_share))
-        for s in analysis.steps
+        for s in listed
     ]
     rows.append(
         ("median (steps with GPU work)", us(ps.period_ns), us(ps.gpu_busy_ns),
@@ -123,10 +139,27 @@ def _per_step_section(analysis: Analysis) -> Section:
          num(ps.launches, 1 if ps.launches % 1 else 0), us(ps.cpu_ns), pct(ps.cpu_bound_share))
     )
     items: list[Table | Figure] = []
-    if any(s.period_ns > 0 for s in analysis.steps):
-        items.append(Figure("fig-steps", figures.step_breakdown(analysis)))
-    items.append(table("tbl-steps", "Per step", cols, rows,
-                        "Each step's period = GPU busy + the four idle classes."))
+    note = "Each step's period = GPU busy + the four idle classes."
+    if not is_capped:
+        if any(s.period_ns > 0 for s in analysis.steps):
+            items.append(Figure("fig-steps", figures.step_breakdown(analysis)))
+        items.append(table("tbl-steps", "Per step", cols, rows, note))
+    else:
+        drawn = [analysis.steps[i] for i in shown_steps(total, cap)]
+        if any(s.period_ns > 0 for s in drawn):
+            items.append(Figure("fig-steps", figures.step_breakdown(analysis, drawn),
+                                f"{len(drawn):,} of {total:,} steps: the first and last "
+                                f"halves (--max-step-rows {cap})."))
+        items.append(table("tbl-steps", "Per step", cols, rows,
+                           note + " " + capped_note(len(listed), total, cap),
+                           max_rows=len(rows)))
+        items.append(table(
+            "tbl-step-stats", f"Per-step statistics over all {total:,} steps",
+            [("metric", False), ("count", True), ("min", True), ("p10", True),
+             ("median", True), ("p90", True), ("max", True), ("mean", True)],
+            stats_rows(step_summary(analysis.steps)),
+            "Times in µs; p10, median, p90: nearest rank (an actual step's value); "
+            "cpu_bound_share over the steps with GPU work."))
     return Section(
         "steps", "Steps",
         "The GPU period of a step runs from its first to its last GPU activity; idle time "
@@ -218,8 +251,10 @@ def _gap_section(analysis: Analysis) -> Section:
                    tuple(items))
 
 
-def build_trace_report(trace: Trace, analysis: Analysis) -> Report:
-    """The single-trace report: health, steps, timeline, gaps, kernels, graphs, compile."""
+def build_trace_report(trace: Trace, analysis: Analysis, max_step_rows: int | None = None
+                       ) -> Report:
+    """The single-trace report: health, steps, timeline, gaps, kernels, graphs, compile.
+    ``max_step_rows``: see :func:`_per_step_section` (``None``: the default, 1000)."""
     tl, tl_note = figures.timeline(trace, analysis)
     rep = analysis.representative_step()
     timeline = Section(
@@ -229,7 +264,7 @@ def build_trace_report(trace: Trace, analysis: Analysis) -> Report:
         "reset.",
         (Figure("fig-timeline", tl, (tl_note + ".") if tl_note else ""),) if rep else (),
     )
-    sections = [_per_step_section(analysis), timeline, _gap_section(analysis),
+    sections = [_per_step_section(analysis, max_step_rows), timeline, _gap_section(analysis),
                 _kernel_section(analysis)]
     host_wait = host_wait_section(analysis)
     if host_wait:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from traceviz.analyze.distributed.model import FailedRank, RanksAnalysis
 from traceviz.report.model import Figure, Report, Section, table, us
-from traceviz.report.ranks_text import straggler_sentence
+from traceviz.report.ranks_text import consistency_fact, straggler_sentence
 from traceviz.report.units import pct
 
 _N = True
@@ -22,13 +22,15 @@ def build_ranks_report(r: RanksAnalysis, figures: bool = True,
     st = r.straggler
     facts = [
         ("straggler", straggler_sentence(r)),
+        ("one run", consistency_fact(r)),
         ("ranks", f"{len(r.ranks)} traces"
          + (f" of world size {r.world_size}" if r.world_size is not None else "")
          + f": {', '.join(str(i.rank) for i in r.ranks)}"),
         ("steps on every rank", ", ".join(map(str, r.steps)) or "none"),
         ("clocks", _clock_fact(r)),
         ("slowest rank's step period", f"{us(r.slowest_period_ns_median)} µs (median over steps"
-         f"); step skew {us(r.step_skew_ns_median)} µs"),
+         f"); step skew {us(r.step_skew_ns_median)} µs" if r.cross_rank
+         else "not compared: the traces are not one run"),
     ]
     if failed:
         facts.insert(2, ("failed ranks", f"{len(failed)} of {len(failed) + len(r.ranks)} rank "
@@ -55,7 +57,9 @@ def build_ranks_report(r: RanksAnalysis, figures: bool = True,
         [(str(s.step), str(s.rank), us(s.period_ns), us(s.comm_wait_ns),
           us(s.comm_transfer_ns), us(s.lateness_ns), us(s.host_wait_ns),
           us(s.compute_busy_ns), str(s.collectives)) for s in r.rank_steps],
-        note="– : the step's collectives did not match across ranks (see Trace health).")
+        note="– : the step's collectives did not match across ranks (see Trace health)."
+        if r.cross_rank else "– : not computed: the rank traces are not one run (see Trace "
+        "health).")
     colls = table(
         "ranks-collectives", "Matched collectives",
         [("group", False), ("collective", False), ("bytes", _N), ("count", _N),
@@ -78,7 +82,7 @@ def build_ranks_report(r: RanksAnalysis, figures: bool = True,
         *failed_section,
         Section("ranks", "Ranks", "comm wait = last arrival − own arrival (the collective "
                 "kernel spins for its peers); transfer = end − last arrival; effective busy = "
-                "GPU busy − comm wait. Definitions: docs/metrics.md, Rank traces.",
+                "GPU busy − comm wait (0 at least). Definitions: docs/metrics.md, Rank traces.",
                 (per_rank, *plots[:2]), grid=False),
         Section("ranks-collectives", "Collectives", "Instance k of step N matched across the "
                 "ranks of its process group; arrival = kernel start.", (colls, *plots[2:])),

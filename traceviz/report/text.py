@@ -11,6 +11,14 @@ from rich.text import Text
 from traceviz.analyze.model import Analysis
 from traceviz.report.fit import KEEP, Column, fit_table
 from traceviz.report.host_wait_section import summary_sentence, text_table
+from traceviz.report.step_rows import (
+    capped,
+    capped_note,
+    resolve_cap,
+    shown_steps,
+    stats_rows,
+    step_summary,
+)
 from traceviz.report.units import pct
 from traceviz.trace import Trace
 
@@ -28,9 +36,12 @@ STEP_COLUMNS = (
 )
 
 
-def render_text(trace: Trace, a: Analysis, width: int | None = None) -> Group:
+def render_text(trace: Trace, a: Analysis, width: int | None = None,
+                max_step_rows: int | None = None) -> Group:
     """A rich renderable: header, per-step table, totals, health. ``width``: fit the per-step
-    table to this many columns (dropping the least important ones; ``None``: all columns)."""
+    table to this many columns (dropping the least important ones; ``None``: all columns).
+    At most ``max_step_rows`` steps are listed (``None``: the default, 1000; the first and
+    last halves, :func:`~traceviz.report.step_rows.shown_steps`), then statistics over all."""
     m = trace.meta
     devices = ", ".join(sorted({d.name for d in m.devices})) or "no device properties"
     head = Text.assemble(
@@ -41,7 +52,7 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None) -> Group:
         (s.name, str(s.kernels), str(s.launches), str(s.graph_launches), _us(s.period_ns),
          _us(s.gpu_busy_ns), _us(s.host_wait_ns), _us(s.sync_wait_ns),
          _us(s.graph_internal_ns), _us(s.other_idle_ns), pct(s.cpu_bound_share, 1))
-        for s in a.steps
+        for s in (a.steps[i] for i in shown_steps(len(a.steps), max_step_rows))
     ]
     steps = fit_table(STEP_COLUMNS, rows, width, title="Per step (µs)", header_style="bold")
     t, p = a.totals, a.per_step
@@ -63,7 +74,11 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None) -> Group:
         ("Triton kernels / graph launches", f"{t.triton_kernels:,} / {t.graph_launches:,}"),
     ):
         summary.add_row(label, value)
-    parts: list = [head, steps, summary]
+    parts: list = [head, steps]
+    if capped(len(a.steps), max_step_rows):
+        parts += [Text(capped_note(len(rows), len(a.steps), resolve_cap(max_step_rows)),
+                       style="italic"), _stats_table(a)]
+    parts.append(summary)
     hw = a.host_wait_sources
     if hw is not None and hw.total_ns > 0:
         parts += [text_table(hw), Text(summary_sentence(hw, t.cpu_bound_share) or "")]
@@ -75,3 +90,13 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None) -> Group:
     return Group(*parts)
 
 
+def _stats_table(a: Analysis) -> Table:
+    """Count, min, p10, median, p90, max, mean of each per-step metric over all steps."""
+    out = Table(title=f"Per-step statistics over all {len(a.steps):,} steps", title_justify="left",
+                header_style="bold")
+    out.add_column("metric")
+    for c in ("count", "min", "p10", "median", "p90", "max", "mean"):
+        out.add_column(c, justify="right")
+    for row in stats_rows(step_summary(a.steps)):
+        out.add_row(*row)
+    return out

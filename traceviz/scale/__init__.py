@@ -49,13 +49,15 @@ class RankSet:
 def analyze_rank_paths(paths: Sequence[str | Path], workers: int | None = None,
                        dask: str | None = None, progress: Progress | None = None,
                        announce: Callable[[str], None] | None = None,
-                       max_memory_bytes: int | None = None) -> RankSet:
+                       max_memory_bytes: int | None = None, force: bool = False) -> RankSet:
     """Analyse the rank traces ``paths`` together (see the module docstring).
 
     ``dask``: ``"local"`` or a scheduler address (``tcp://host:8786``), else the local pool.
     ``progress(done, total)`` is called as ranks finish; ``announce`` gets the Dask dashboard
     line. Raises :class:`UsageError` when a trace cannot tell its rank, and
-    :class:`TracevizError` when no rank could be analysed.
+    :class:`TracevizError` when no rank could be analysed. ``force``: cross-rank results even
+    when the traces are not consistent as one run
+    (:func:`~traceviz.analyze.distributed.analyze_digests`).
     """
     from traceviz.trace.parallel import check_workers
 
@@ -79,12 +81,13 @@ def analyze_rank_paths(paths: Sequence[str | Path], workers: int | None = None,
                 results.append(rank_task(name, *args))
                 if progress is not None:
                     progress(i, len(names))
-    return assemble(names, results)
+    return assemble(names, results, force=force)
 
 
-def assemble(names: Sequence[str], results: Sequence[RankResult | FailedRank | RankRefused]
-             ) -> RankSet:
-    """The cross-rank analysis of the tasks' results (in the order of ``names``)."""
+def assemble(names: Sequence[str], results: Sequence[RankResult | FailedRank | RankRefused],
+             *, force: bool = False) -> RankSet:
+    """The cross-rank analysis of the tasks' results (in the order of ``names``; ``force``:
+    see :func:`~traceviz.analyze.distributed.analyze_digests`)."""
     from traceviz.analyze.distributed import analyze_digests
 
     refused = [r for r in results if isinstance(r, RankRefused)]
@@ -96,7 +99,7 @@ def assemble(names: Sequence[str], results: Sequence[RankResult | FailedRank | R
         first = failed[0] if failed else None
         raise TracevizError(f"none of the {len(names)} rank traces could be analysed"
                             + (f"; {first.path}: {first.reason}" if first else ""))
-    analysis = analyze_digests([r.digest for r in ok])
+    analysis = analyze_digests([r.digest for r in ok], force=force)
     by_path = {r.path: r.document for r in ok}
     return RankSet(analysis, tuple(by_path[i.path] for i in analysis.ranks), failed,
                    tuple(names))

@@ -82,6 +82,7 @@ class _Event(msgspec.Struct, gc=False):
     ts: float = 0.0
     dur: float = 0.0
     args: _Args | None = None
+    id: int | str | None = None  # flow events (``ph`` ``s`` / ``f``): the flow's id
 
 
 class _LooseEvent(msgspec.Struct, gc=False):
@@ -93,6 +94,7 @@ class _LooseEvent(msgspec.Struct, gc=False):
     ts: Any = None
     dur: Any = None
     args: Any = None
+    id: Any = None
 
 
 _CHUNK_DECODER = msgspec.json.Decoder(list[_Event])
@@ -118,6 +120,13 @@ class ColumnChunk:
     string_ids: dict[int, str]  # synthetic numeric id -> original string pid/tid
     trace_spans: list[tuple[int, int]]  # (ts_ns, dur_ns) of the profiler's "Trace" span events
     comm_rows: list[CommRow] = field(default_factory=list)  # kept events with collective args
+    # Flow events (``ph`` ``s`` / ``f``), in file order: Category FLOW_START / FLOW_END, name
+    # code into ``names``, ts (ns) and the flow's ``id`` (MISSING_ID when absent or unusable).
+    # Not in the columns above: they travel back from a decode worker through its pipe.
+    flow_cat: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
+    flow_name: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    flow_ts_ns: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    flow_id: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
 _STREAM_RE = re.compile(r"(\d+)")
@@ -193,6 +202,27 @@ def _ids(values: list[int]) -> np.ndarray:
         return np.array([_to_id(v) for v in values], dtype=np.int64)
 
 
+def _flow_id(v: Any) -> int:
+    """A flow event's ``id``: an int, a decimal or ``0x`` hex string; any other string a stable
+    negative id (CRC32); absent or unusable → ``MISSING_ID``."""
+    if isinstance(v, str):
+        try:
+            return _to_id(int(v.strip(), 0))
+        except ValueError:
+            return -2 - zlib.crc32(v.encode("utf-8", "replace"))
+    return _to_id(v)
+
+
+def _flow_ids(values: list[Any]) -> np.ndarray:
+    """int64 column of flow ids (:func:`_flow_id`); all ints: one numpy conversion."""
+    try:
+        if all(type(v) is int for v in values):
+            return np.array(values, dtype=np.int64)
+    except OverflowError:
+        pass
+    return np.array([_flow_id(v) for v in values], dtype=np.int64)
+
+
 def _pid_tid(values: list[Any], string_ids: dict[int, str]) -> np.ndarray:
     try:
         return np.array(values, dtype=np.int64)
@@ -254,6 +284,7 @@ def _normalise(e: _LooseEvent) -> _Event:
         ts=_to_float(e.ts),
         dur=_to_float(e.dur),
         args=args,
+        id=e.id if isinstance(e.id, (int, str)) and not isinstance(e.id, bool) else None,
     )
 
 
@@ -267,7 +298,8 @@ def _factorize(values: list[str]) -> tuple[np.ndarray, list[str]]:
 
 
 def columns_from_events(events: list[_Event]) -> ColumnChunk:
-    """Keep the timed events traceviz uses (and metadata rows); turn them into columns.
+    """Keep the timed events traceviz uses, the flow events (``ph`` ``s`` / ``f``: the
+    ``flow_*`` columns) and metadata rows; turn them into columns.
 
     Events of :data:`~traceviz.vocab.OVERLAY_CATEGORY` (``traceviz export``'s overlay) are
     dropped first: they count nowhere, not even in ``n_events``.
@@ -287,6 +319,9 @@ def columns_from_events(events: list[_Event]) -> ColumnChunk:
 
     kept_idx = np.flatnonzero(is_x & np.isin(cat, _KEPT_X))
     kept = [events[i] for i in kept_idx.tolist()]
+    flow_idx = np.flatnonzero(np.isin(ph_codes, [ph_values.index(p) for p in ("s", "f")
+                                                 if p in ph_values]))
+    flows = [events[i] for i in flow_idx.tolist()]
     span_idx = np.flatnonzero(is_x & (cat == Category.TRACE_SPAN)).tolist()
     trace_spans = [(int(us_to_ns([events[i].ts])[0]), int(us_to_ns([events[i].dur])[0]))
                    for i in span_idx]
@@ -299,7 +334,8 @@ def columns_from_events(events: list[_Event]) -> ColumnChunk:
         metadata_rows.append((e.name, e.pid, e.tid, val))
 
     string_ids: dict[int, str] = {}
-    codes, uniques = _factorize([e.name for e in kept])
+    codes, uniques = _factorize([e.name for e in kept] + [e.name for e in flows] if flows
+                                else [e.name for e in kept])
     args = [e.args for e in kept]
     corr = [MISSING_ID if a is None else a.correlation for a in args]
     ext = _ids([MISSING_ID if a is None else a.external_id for a in args])
@@ -308,9 +344,10 @@ def columns_from_events(events: list[_Event]) -> ColumnChunk:
     comm_rows = [
         _comm_row(i, a) for i, a in enumerate(args) if a is not None and a.collective is not None
     ]
+    flow_start = ph_codes[flow_idx] == (ph_values.index("s") if "s" in ph_values else -1)
     return ColumnChunk(
         cat=cat[kept_idx],
-        name=codes,
+        name=codes[: len(kept)],
         names=uniques,
         pid=_pid_tid([e.pid for e in kept], string_ids),
         tid=_pid_tid([e.tid for e in kept], string_ids),
@@ -324,6 +361,10 @@ def columns_from_events(events: list[_Event]) -> ColumnChunk:
         string_ids=string_ids,
         trace_spans=trace_spans,
         comm_rows=comm_rows,
+        flow_cat=np.where(flow_start, Category.FLOW_START, Category.FLOW_END).astype(np.int8),
+        flow_name=codes[len(kept):],
+        flow_ts_ns=us_to_ns([e.ts for e in flows]),
+        flow_id=_flow_ids([e.id for e in flows]),
     )
 
 

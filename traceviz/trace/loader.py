@@ -402,10 +402,11 @@ def _while_decoding(meanwhile: Callable[[], object] | None) -> None:
 
 
 def _concat(chunks: list[ColumnChunk], threads: int
-            ) -> tuple[dict[str, np.ndarray], list[str]]:
-    """The chunks' columns joined (one column per thread), names renumbered into one list."""
+            ) -> tuple[dict[str, np.ndarray], list[str], dict[str, np.ndarray]]:
+    """The chunks' columns joined (one column per thread), names renumbered into one list;
+    and the chunks' flow columns joined (``cat``, ``name``, ``ts_ns``, ``id``)."""
     global_index: dict[str, int] = {}
-    name_parts = []
+    name_parts, flow_name_parts = [], []
     for c in chunks:
         lut = np.fromiter(
             (global_index.setdefault(n, len(global_index)) for n in c.names),
@@ -413,12 +414,29 @@ def _concat(chunks: list[ColumnChunk], threads: int
             count=len(c.names),
         )
         name_parts.append(lut[c.name] if len(c.name) else c.name)
+        flow_name_parts.append(lut[c.flow_name] if len(c.flow_name) else c.flow_name)
     keys = ("cat", "pid", "tid", "ts_ns", "dur_ns", "correlation", "external_id")
     joined = thread_map(lambda k: np.concatenate([getattr(c, k) for c in chunks]), keys,
                         threads)
     cols = dict(zip(keys, joined, strict=True))
     cols["name"] = np.concatenate(name_parts) if name_parts else np.zeros(0, np.int32)
-    return cols, list(global_index)
+    flows = {k: np.concatenate([getattr(c, f"flow_{k}") for c in chunks])
+             if chunks else np.zeros(0, np.int64) for k in ("cat", "ts_ns", "id")}
+    flows["name"] = (np.concatenate(flow_name_parts) if flow_name_parts
+                     else np.zeros(0, np.int32))
+    return cols, list(global_index), flows
+
+
+def _flow_table(flows: dict[str, np.ndarray], names: pd.CategoricalDtype) -> pd.DataFrame:
+    """The ``flows`` table: the flow columns sorted by ``ts_ns`` (stable: file order within
+    one time)."""
+    order = np.argsort(flows["ts_ns"], kind="stable")
+    return pd.DataFrame({
+        "cat": flows["cat"][order].astype(np.int8, copy=False),
+        "name": pd.Categorical.from_codes(flows["name"][order], dtype=names),
+        "ts_ns": flows["ts_ns"][order],
+        "id": flows["id"][order],
+    })
 
 
 def _table(cols: dict[str, np.ndarray], mask: np.ndarray, names: pd.CategoricalDtype,
@@ -456,7 +474,7 @@ def _build_trace(
     threads: int = 1,
 ) -> Trace:
     """The trace's tables from the decoded chunks (``threads``: build the columns and the
-    three tables on that many threads)."""
+    tables on that many threads)."""
     n_events = sum(c.n_events for c in chunks)
     counts: dict[str, int] = {}
     string_ids: dict[int, str] = {}
@@ -466,10 +484,10 @@ def _build_trace(
             counts[k] = counts.get(k, 0) + v
         string_ids.update(c.string_ids)
         meta_rows.extend(c.metadata_rows)
-    cols, name_list = _concat(chunks, threads)
+    cols, name_list, flow_cols = _concat(chunks, threads)
     if n_events and not len(cols["cat"]) and not meta_rows:
         raise NotATraceError(f"{path}: no timed ('ph': 'X') events of a known category")
-    # One dtype for the three tables' names (its categories are checked once, here).
+    # One dtype for the tables' names (its categories are checked once, here).
     names = pd.CategoricalDtype(pd.Index(name_list, dtype=object))
     cat = cols["cat"]
     gpu, runtime, cpu = thread_map(
@@ -481,6 +499,8 @@ def _build_trace(
             (CPU_CATEGORIES, ("cat", "name", "pid", "tid", "ts_ns", "dur_ns", "end_ns",
                               "external_id")),
         ], threads)
+    flows = _flow_table(flow_cols, names)
+    del flow_cols
     gpu = gpu.rename(columns={"pid": "device", "tid": "stream"})
     kind_by_name = np.fromiter(
         (launch_kind(n) for n in name_list), dtype=np.int8, count=len(name_list)
@@ -531,7 +551,7 @@ def _build_trace(
         notes=tuple(notes),
     )
     return Trace(meta=meta, gpu=gpu, runtime=runtime, cpu=cpu,
-                 comms=comms_from_chunks(chunks, cols))
+                 comms=comms_from_chunks(chunks, cols), flows=flows)
 
 
 def _devices(props: Any) -> tuple[DeviceInfo, ...]:

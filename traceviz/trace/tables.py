@@ -16,6 +16,11 @@ categories are shared by all three tables):
              kernels of torch >= 2.3): ``cat, pid, tid, ts_ns, end_ns, correlation, external_id,
              collective, in_nelems, out_nelems, group_name, group_size, seq, dtype``
              (missing numbers ``-1``, missing strings ``""``). Few rows: one per collective call.
+``flows``    flow events (``ph`` ``s`` / ``f``, any ``cat``: ``ac2g`` launch → GPU activity,
+             ``fwdbwd`` forward → backward op): ``cat`` (:class:`~traceviz.vocab.Category`
+             ``FLOW_START`` / ``FLOW_END``), ``name``, ``ts_ns``, ``id`` (the flow's ``id``;
+             ``-1`` when absent). Not used by the metrics (launches are linked by
+             ``args.correlation``); only checked (``traceviz/analyze/ambiguity.py``).
 
 Missing ``correlation`` / ``external_id`` are ``-1``. ``ts_ns`` / ``dur_ns`` are the file's
 values, never repaired: a negative ``dur_ns`` stays negative (``end_ns < ts_ns``), and NaN,
@@ -66,6 +71,16 @@ def comms_from_chunks(chunks: Sequence[Any], cols: dict[str, np.ndarray]) -> pd.
     rows = [(int(o) + r[0], r[1:]) for c, o in zip(chunks, offsets, strict=False)
             for r in c.comm_rows]
     return comm_table([r for r, _ in rows], [a for _, a in rows], cols)
+
+
+FLOW_COLUMNS = ("cat", "name", "ts_ns", "id")
+
+
+def empty_flow_table() -> pd.DataFrame:
+    """A ``flows`` table with no rows."""
+    return pd.DataFrame({"cat": np.zeros(0, np.int8),
+                         "name": pd.Categorical.from_codes(np.zeros(0, np.int32), categories=[]),
+                         "ts_ns": np.zeros(0, np.int64), "id": np.zeros(0, np.int64)})
 
 
 def empty_comm_table() -> pd.DataFrame:
@@ -120,13 +135,14 @@ class TraceMeta:
 @dataclass(frozen=True)
 class Trace:
     """A loaded trace: :class:`TraceMeta` and the ``gpu`` / ``runtime`` / ``cpu`` / ``comms``
-    tables."""
+    / ``flows`` tables."""
 
     meta: TraceMeta
     gpu: pd.DataFrame
     runtime: pd.DataFrame
     cpu: pd.DataFrame
     comms: pd.DataFrame = field(default_factory=empty_comm_table)
+    flows: pd.DataFrame = field(default_factory=empty_flow_table, repr=False)
 
     @property
     def names(self) -> pd.Index:

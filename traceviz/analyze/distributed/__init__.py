@@ -6,6 +6,12 @@ Two halves: a pure per-rank extraction, ``rank_digest(trace, analysis) -> RankDi
 instances (:mod:`.instances`), cross-rank matching and clocks (:mod:`.matching`),
 per-rank-per-step metrics and stragglers (:mod:`.metrics`). ``analyze_ranks`` is both in one
 process. Definitions: ``docs/metrics.md``, section "Rank traces".
+
+Before anything cross-rank is trusted, the traces must be **consistent** as one run: world
+sizes and GPU models agree, and the clocks can be put on one axis (:func:`.matching.
+clock_health`). When they are not, the result says why (``consistent``, ``inconsistency``)
+and carries no waits, lateness or stragglers, only each rank's own figures — unless
+``force=True``, which computes them anyway (the warnings stay).
 """
 
 from __future__ import annotations
@@ -19,8 +25,13 @@ from traceviz.analyze.distributed.digest import (
     instance_frame,
     rank_digest,
 )
-from traceviz.analyze.distributed.discover import rank_health
-from traceviz.analyze.distributed.matching import align_clocks, match_instances, waits
+from traceviz.analyze.distributed.discover import device_health, rank_health
+from traceviz.analyze.distributed.matching import (
+    align_clocks,
+    clock_health,
+    match_instances,
+    waits,
+)
 from traceviz.analyze.distributed.metrics import (
     collective_summaries,
     exposed_by_step,
@@ -37,21 +48,34 @@ from traceviz.analyze.model import Analysis, HealthWarning
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 
+#: Health codes that make the rank traces inconsistent as one run (each names both values).
+INCONSISTENT_CODES = frozenset({
+    "world_size_mismatch", "device_mismatch", "rank_times_disjoint",
+    "clock_offsets_not_estimable", "clock_offset_implausible",
+})
 
-def analyze_ranks(items: Sequence[tuple[Trace, Analysis]]) -> RanksAnalysis:
-    """Analyze the traces of the ranks of one run together (each with its own analysis)."""
-    return analyze_digests([rank_digest(t, a) for t, a in items])
+
+def analyze_ranks(items: Sequence[tuple[Trace, Analysis]], *, force: bool = False
+                  ) -> RanksAnalysis:
+    """Analyze the traces of the ranks of one run together (each with its own analysis);
+    ``force``: see :func:`analyze_digests`."""
+    return analyze_digests([rank_digest(t, a) for t, a in items], force=force)
 
 
-def analyze_digests(digests: Sequence[RankDigest]) -> RanksAnalysis:
+def analyze_digests(digests: Sequence[RankDigest], *, force: bool = False) -> RanksAnalysis:
     """The cross-rank analysis of the ranks' digests (any order: the result is in rank order,
-    the first digest of a rank kept)."""
+    the first digest of a rank kept).
+
+    Traces that are not consistent as one run (see the module docstring) get no cross-rank
+    results (waits, lateness, stragglers, collective medians, step skew) unless ``force``.
+    """
     keep, health, world = rank_health([d.info.rank for d in digests],
                                       [d.info.path for d in digests],
                                       [d.info.world_size for d in digests])
     kept = [digests[i] for i in keep]
     ranks = [d.info.rank for d in kept]
     rank_infos = tuple(d.info for d in kept)
+    health.extend(device_health(ranks, [ri.gpu for ri in rank_infos]))
 
     step_sets = [{s.number for s in d.steps} for d in kept]
     common = set.intersection(*step_sets) if step_sets else set()
@@ -79,21 +103,39 @@ def analyze_digests(digests: Sequence[RankDigest]) -> RanksAnalysis:
                for g in (inst["group"].unique() if len(inst) else ())}
     match, warns, bad_steps = match_instances(inst, members, steps)
     health.extend(warns)
-    clock, cwarn = align_clocks(inst, match, ranks, [ri.hostname for ri in rank_infos])
+    hosts = [ri.hostname for ri in rank_infos]
+    clock, cwarn = align_clocks(inst, match, ranks, hosts)
     health.extend(cwarn)
+    health.extend(clock_health(clock, ranks, [d.span_ns for d in kept], hosts[0] if hosts
+                               else None))
+    if any(w.code == "clock_offsets_not_estimable" for w in health):  # says it more strongly
+        health = [w for w in health if w.code != "clock_offset_spread"]
+    inconsistency = tuple(w.message for w in health if w.code in INCONSISTENT_CODES)
+    cross = not inconsistency or force
+    if not cross:  # nothing is paired: every row unmatched, every comm metric None
+        match = np.full(len(inst), -1, np.int64)
     wait, transfer, late, last_own = waits(inst, match, clock.offsets_ns)
     inst = inst.assign(match=match, wait_ns=wait, transfer_ns=transfer, lateness_ns=late,
                        last_own_ns=last_own)
 
     rank_steps: list[RankStep] = []
     for d in kept:
-        rank_steps.extend(_rank_steps(d, inst[inst["rank"] == d.info.rank], steps, bad_steps))
+        rank_steps.extend(_rank_steps(d, inst[inst["rank"] == d.info.rank], steps,
+                                      bad_steps if cross else set(steps)))
     rank_steps_t = tuple(rank_steps)
+    clamped = sum(s.effective_busy_clamped for s in rank_steps_t)
+    if clamped:
+        health.append(HealthWarning(
+            "effective_busy_clamped",
+            f"{clamped} rank-steps have a comm wait larger than their GPU busy time (rank "
+            "clocks aligned badly, or concurrent collectives whose waits add up): their "
+            "effective busy is shown as 0", clamped))
     with_coll = set(inst.loc[inst["match"] >= 0, "step"].astype(int)) if len(inst) else set()
     stragglers = step_stragglers(rank_steps_t, with_coll)
     periods = pd.DataFrame({"step": [s.step for s in rank_steps_t],
                             "period": [s.period_ns for s in rank_steps_t]})
-    per_step = periods.groupby("step")["period"].agg(["max", "min"]) if len(periods) else None
+    per_step = (periods.groupby("step")["period"].agg(["max", "min"])
+                if len(periods) and cross else None)
     return RanksAnalysis(
         ranks=rank_infos,
         world_size=world,
@@ -111,6 +153,9 @@ def analyze_digests(digests: Sequence[RankDigest]) -> RanksAnalysis:
         if per_step is not None else None,
         health=tuple(health),
         rank_health=tuple(d.health for d in kept),
+        consistent=not inconsistency,
+        inconsistency=inconsistency,
+        forced=bool(inconsistency) and force,
     )
 
 

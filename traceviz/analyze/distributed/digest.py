@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from traceviz.analyze.distributed.discover import rank_info
+from traceviz.analyze.distributed.discover import gpu_name, rank_info
 from traceviz.analyze.distributed.instances import collective_kernel_rows, rank_instances
 from traceviz.analyze.distributed.metrics import compute_intervals, union_by_step
 from traceviz.analyze.distributed.model import RankInfo
@@ -62,6 +62,7 @@ class RankDigest:
     compute_busy_ns: dict[int, int]  # step number -> union of non-collective activities
     compute_in_comm: Intervals  # compute union ∩ the union of the step's instance windows
     health: tuple[HealthWarning, ...]  # the rank's single-trace health warnings
+    span_ns: tuple[int, int] | None = None  # absolute [first start, last end] of its events
 
 
 def rank_digest(trace: Trace, analysis: Analysis) -> RankDigest:
@@ -76,7 +77,7 @@ def rank_digest(trace: Trace, analysis: Analysis) -> RankDigest:
     windows = (inst["step"].to_numpy(np.int64), inst["start_ns"].to_numpy(np.int64) - base,
                inst["end_ns"].to_numpy(np.int64) - base)
     return RankDigest(
-        info=RankInfo(rank, trace.meta.path, source, world, host, groups),
+        info=RankInfo(rank, trace.meta.path, source, world, host, groups, gpu_name(trace)),
         base_time_ns=base,
         steps=steps,
         instances=inst,
@@ -84,7 +85,20 @@ def rank_digest(trace: Trace, analysis: Analysis) -> RankDigest:
         compute_busy_ns=union_by_step(step, ts, end),
         compute_in_comm=clip_to_windows(merged(step, ts, end), merged(*windows)),
         health=tuple(analysis.health),
+        span_ns=event_span(trace),
     )
+
+
+def event_span(trace: Trace) -> tuple[int, int] | None:
+    """``(first start, last end)`` of the trace's timed events (GPU, runtime and CPU tables),
+    absolute ns (``baseTimeNanoseconds`` + ts; absolute-epoch traces as they are); ``None``
+    when it has none."""
+    base = trace.meta.base_time_ns or 0
+    starts = [int(t["ts_ns"].min()) for t in (trace.gpu, trace.runtime, trace.cpu) if len(t)]
+    ends = [int(t["end_ns"].max()) for t in (trace.gpu, trace.runtime, trace.cpu) if len(t)]
+    if not starts:
+        return None
+    return base + min(starts), base + max(ends)
 
 
 def merged(step: np.ndarray, ts: np.ndarray, end: np.ndarray) -> Intervals:

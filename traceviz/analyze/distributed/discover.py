@@ -1,8 +1,10 @@
 """Rank discovery: which rank each trace is, the world size and the process groups.
 
 The rank comes from ``distributedInfo.rank``, else from ``rank<N>`` in the file name; the world
-size and the groups from ``distributedInfo`` (``world_size``, ``pg_config``). Duplicate and
-missing ranks become health warnings.
+size and the groups from ``distributedInfo`` (``world_size``, ``pg_config``), the GPU model from
+``deviceProperties``. Duplicate and missing ranks become health warnings; disagreeing world
+sizes or GPU models make the traces inconsistent as one run (``docs/metrics.md``, "Rank
+traces", consistency).
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def rank_health(ranks: list[int], paths: list[str], worlds: list[int | None]
     if len(known) > 1:
         warnings.append(HealthWarning(
             "world_size_mismatch",
-            f"the traces disagree on the world size ({sorted(known)}): they may not be one run",
+            f"the traces disagree on the world size: {_values_by_rank(ranks, worlds)}",
             len(known)))
     world = max(known) if known else None
     if world is not None:
@@ -73,3 +75,45 @@ def rank_health(ranks: list[int], paths: list[str], worlds: list[int | None]
                 "relative to the loaded ranks only", len(missing)))
     keep = [first[r] for r in sorted(first)]
     return keep, warnings, world
+
+
+def gpu_name(trace: Trace) -> str | None:
+    """The ``deviceProperties`` name of the GPU the trace's activities ran on (the device with
+    the most activities); with no activity, or a device not listed, the one name every listed
+    device shares; else ``None`` (unknown)."""
+    names = {d.id: d.name for d in trace.meta.devices}
+    gpu = trace.gpu
+    if len(gpu) and "device" in gpu:
+        counts = gpu["device"].value_counts()
+        if len(counts):
+            top = int(counts.index[0])
+            if top in names:
+                return names[top]
+    distinct = set(names.values())
+    return distinct.pop() if len(distinct) == 1 else None
+
+
+def device_health(ranks: list[int], gpus: list[str | None]) -> list[HealthWarning]:
+    """``device_mismatch`` when the ranks whose GPU model is known name different models (a
+    rank with an unknown model is not compared)."""
+    known = {g for g in gpus if g is not None}
+    if len(known) < 2:
+        return []
+    return [HealthWarning(
+        "device_mismatch",
+        f"the traces ran on different GPU models: {_values_by_rank(ranks, gpus)}",
+        len(known))]
+
+
+def _values_by_rank(ranks: list[int], values: list[Any]) -> str:
+    """``8 (rank 3) vs 2 (ranks 1, 5)``: each known value with the ranks that report it, in
+    order of first appearance by rank; at most 4 ranks listed per value."""
+    by_value: dict[Any, list[int]] = {}
+    for r, v in sorted(zip(ranks, values, strict=True), key=lambda rv: rv[0]):
+        if v is not None:
+            by_value.setdefault(v, []).append(r)
+    parts = []
+    for v, rs in by_value.items():
+        shown = ", ".join(map(str, rs[:4])) + (f", … ({len(rs)} ranks)" if len(rs) > 4 else "")
+        parts.append(f"{v} (rank{'s' if len(rs) > 1 else ''} {shown})")
+    return " vs ".join(parts)

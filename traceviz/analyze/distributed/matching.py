@@ -9,6 +9,8 @@ the message sizes is not paired at all: a health warning names the step.
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import numpy as np
 
 from traceviz.analyze.distributed.model import ClockAlignment
@@ -18,6 +20,14 @@ from traceviz.lazy import pandas as pd
 
 #: Clock offsets whose spread exceeds this share of the median instance duration are warned.
 SPREAD_WARN_SHARE = 0.10
+#: Clock offsets whose spread exceeds this share of the median instance duration are not
+#: estimable: the traces are inconsistent as one run (equal passes).
+SPREAD_MAX_SHARE = 1.0
+#: The largest plausible clock offset between two hosts of one run (and the largest gap
+#: between the time ranges of two traces whose clocks could not be aligned): hosts of one job
+#: keep their clocks within milliseconds of each other (NTP, PTP); a minute apart, the traces
+#: were recorded at different times (equal passes).
+MAX_CLOCK_OFFSET_NS = 60 * 1_000_000_000
 
 
 def lower_median(values: np.ndarray) -> int:
@@ -116,6 +126,78 @@ def align_clocks(inst: pd.DataFrame, match: np.ndarray, ranks: list[int],
             f"rank clock offsets are uncertain: their spread ({worst / 1000:.1f} µs) exceeds "
             f"10 % of the median collective duration ({med_dur / 1000:.1f} µs)", 1))
     return ClockAlignment("collective_end", ref, offsets, spreads, med_dur), warnings
+
+
+def clock_health(clock: ClockAlignment, ranks: list[int],
+                 spans: list[tuple[int, int] | None], host: str | None
+                 ) -> list[HealthWarning]:
+    """Can the ranks' clocks be put on one axis as one run's? (``docs/metrics.md``, "Rank
+    traces", consistency.) Each rank is checked against the reference rank:
+
+    * one host (``same_host``): their absolute time ranges must overlap (a shared instant;
+      touching is not enough) — ``rank_times_disjoint``;
+    * aligned on collective ends: the spread of the per-instance offsets must be at most the
+      median matched instance duration — ``clock_offsets_not_estimable`` — and the offset at
+      most :data:`MAX_CLOCK_OFFSET_NS` — ``clock_offset_implausible``;
+    * not aligned (nothing matched, hosts differ or unknown): their time ranges must be at
+      most :data:`MAX_CLOCK_OFFSET_NS` apart — ``rank_times_disjoint``.
+
+    ``spans``: each rank's absolute ``(first start, last end)``, ``None`` when unknown (not
+    checked); ``host``: the shared host name (``same_host``).
+    """
+    ref = clock.reference_rank
+    span = dict(zip(ranks, spans, strict=True))
+    out: list[HealthWarning] = []
+    for r in ranks:
+        if r == ref:
+            continue
+        a, b = span.get(r), span.get(ref)
+        if clock.aligned_by == "collective_end":
+            spread, med = clock.spread_ns.get(r, 0), clock.median_instance_ns
+            if med is not None and spread > SPREAD_MAX_SHARE * med:
+                out.append(HealthWarning(
+                    "clock_offsets_not_estimable",
+                    f"rank {r}'s clock offset to rank {ref} cannot be estimated: its "
+                    f"per-instance offsets spread {spread / 1000:,.1f} µs (median absolute "
+                    f"deviation), more than the collectives' median duration "
+                    f"{med / 1000:,.1f} µs: the matched collectives do not line up in time",
+                    1))
+            off = clock.offsets_ns.get(r, 0)
+            if abs(off) > MAX_CLOCK_OFFSET_NS:
+                out.append(HealthWarning(
+                    "clock_offset_implausible",
+                    f"rank {r}'s clock is {_seconds(abs(off))} "
+                    f"{'ahead of' if off > 0 else 'behind'} rank {ref}'s (from collective "
+                    f"ends), more than the {_seconds(MAX_CLOCK_OFFSET_NS)} two hosts of one run "
+                    "can differ: the traces were recorded at different times", 1))
+        elif a is not None and b is not None:
+            gap = max(a[0], b[0]) - min(a[1], b[1])
+            if clock.aligned_by == "same_host" and gap >= 0:
+                out.append(HealthWarning(
+                    "rank_times_disjoint",
+                    f"rank {r}'s trace ({_when(a)}) and rank {ref}'s ({_when(b)}) do not "
+                    f"overlap in time, though both were recorded on host {host}", 1))
+            elif clock.aligned_by == "none" and gap > MAX_CLOCK_OFFSET_NS:
+                out.append(HealthWarning(
+                    "rank_times_disjoint",
+                    f"rank {r}'s trace ({_when(a)}) and rank {ref}'s ({_when(b)}) are "
+                    f"{_seconds(gap)} apart, more than the {_seconds(MAX_CLOCK_OFFSET_NS)} two "
+                    "hosts of one run can differ", 1))
+    return out
+
+
+def _seconds(ns: int) -> str:
+    """``735,003.8 s (8.5 days)``; the days only from one day."""
+    days = ns / 86_400e9
+    return f"{ns / 1e9:,.1f} s" + (f" ({days:,.1f} days)" if days >= 1 else "")
+
+
+def _when(span: tuple[int, int]) -> str:
+    """``2022-08-23 21:24:22.584 – 21:24:23.064 UTC`` (the date again when it changes)."""
+    a, b = (datetime.fromtimestamp(t / 1e9, tz=timezone.utc) for t in span)
+    first = a.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    second = b.strftime("%H:%M:%S.%f" if a.date() == b.date() else "%Y-%m-%d %H:%M:%S.%f")[:-3]
+    return f"{first} – {second} UTC"
 
 
 def waits(inst: pd.DataFrame, match: np.ndarray, offsets: dict[int, int]

@@ -3,6 +3,8 @@
 ``compute_busy``: union of the step's non-collective GPU activities (all streams).
 ``exposed_comm``: length of the union of the step's transfer intervals
 ``[max(own arrival, last arrival), end]`` not covered by compute (``|T ∪ C| − |C|``).
+Concentration of the run straggler's lateness: its lateness summed per instance index (the
+instance's position in its step, start order) over the matched steps, as shares of the total.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ from traceviz.analyze.intervals import group_union
 from traceviz.analyze.model import Analysis
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
+
+#: The run straggler's lateness is "concentrated" at an instance index holding at least this
+#: share of it (over the matched steps).
+CONCENTRATION_SHARE = 0.5
 
 
 def union_by_step(step: np.ndarray, ts: np.ndarray, end: np.ndarray) -> dict[int, int]:
@@ -114,6 +120,7 @@ def run_straggler(stragglers: tuple[StepStraggler, ...], rank_steps: tuple[RankS
     per_step_late = late_rows.groupby("step").size().reindex(matched, fill_value=0)
     per_step_all = rows.groupby("step").size().reindex(matched, fill_value=0)
     name = Counter(late_rows["name"]).most_common(1)
+    concentrated, concentrated_ns = lateness_concentration(rows, len(matched))
     return RunStraggler(
         rank=rank,
         steps=counts[rank],
@@ -127,7 +134,34 @@ def run_straggler(stragglers: tuple[StepStraggler, ...], rank_steps: tuple[RankS
         lateness_ns_per_instance=lower_median(late_rows["lateness_ns"].to_numpy())
         if len(late_rows) else 0,
         collective_name=str(name[0][0]) if name else "",
+        concentrated_at=concentrated,
+        concentrated_lateness_ns=concentrated_ns,
     )
+
+
+def lateness_concentration(rows: pd.DataFrame, steps: int
+                           ) -> tuple[tuple[str, int, float] | None, int]:
+    """``((name, index, share), lateness per step at that index)`` when one instance index
+    holds at least :data:`CONCENTRATION_SHARE` of the lateness summed over ``rows`` (one
+    rank's matched instances in ``steps`` steps: step, name, start_ns, lateness_ns), else
+    ``(None, 0)``. Index: the instance's position in its step by start (from 0); on a tie of
+    sums the lower index; name: the most frequent name at that index (first seen on a tie)."""
+    if not len(rows) or steps <= 0:
+        return None, 0
+    ordered = rows.sort_values(["step", "start_ns"], kind="stable")
+    index = ordered.groupby("step").cumcount().to_numpy(np.int64)
+    late = ordered["lateness_ns"].to_numpy(np.int64)
+    sums = np.bincount(index, weights=late) if len(index) else np.zeros(0)
+    total = int(late.sum())
+    if total <= 0:
+        return None, 0
+    top = int(np.argmax(sums))
+    at_top = int(late[index == top].sum())
+    share = at_top / total
+    if share < CONCENTRATION_SHARE:
+        return None, 0
+    names = Counter(ordered["name"].to_numpy()[index == top].tolist()).most_common(1)
+    return (str(names[0][0]), top, share), at_top // steps
 
 
 def _med(values: list[float]) -> float | None:

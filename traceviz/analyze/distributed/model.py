@@ -22,6 +22,7 @@ class RankInfo:
     world_size: int | None  # distributedInfo.world_size
     hostname: str | None  # traceviz stamp (profile --nproc), else None
     groups: dict[str, tuple[int, ...]]  # pg_config: process group name -> its global ranks
+    gpu: str | None = None  # deviceProperties name of the GPU its activities ran on, else None
 
 
 @dataclass(frozen=True)
@@ -92,11 +93,20 @@ class RankStep:
 
     @property
     def effective_busy_ns(self) -> int | None:
-        """``gpu_busy - comm_wait``; None when not matched or the step has no GPU period (a
-        CPU collective's wait is not GPU busy time)."""
+        """``max(0, gpu_busy - comm_wait)``; None when not matched or the step has no GPU
+        period (a CPU collective's wait is not GPU busy time). Never negative: a comm wait
+        larger than the GPU busy time (clocks aligned badly, or concurrent collectives whose
+        waits add up) gives 0, and the step is counted by the ``effective_busy_clamped``
+        health warning (:attr:`effective_busy_clamped`)."""
         if self.comm_wait_ns is None or self.period_ns <= 0:
             return None
-        return self.gpu_busy_ns - self.comm_wait_ns
+        return max(0, self.gpu_busy_ns - self.comm_wait_ns)
+
+    @property
+    def effective_busy_clamped(self) -> bool:
+        """``comm_wait > gpu_busy`` in a step with a GPU period: effective busy was cut to 0."""
+        return (self.comm_wait_ns is not None and self.period_ns > 0
+                and self.comm_wait_ns > self.gpu_busy_ns)
 
 
 @dataclass(frozen=True)
@@ -124,6 +134,12 @@ class RunStraggler:
     instances_per_step: float
     lateness_ns_per_instance: int  # median lateness over the instances where it arrived last
     collective_name: str  # most frequent collective name of those instances
+    # Where its lateness concentrates: (collective name, index of the instance in its step
+    # (start order, from 0), share of its lateness summed over the matched steps) when one
+    # index holds at least CONCENTRATION_SHARE of it, else None; and that index's lateness
+    # per step (mean over the matched steps, ns; 0 when None).
+    concentrated_at: tuple[str, int, float] | None = None
+    concentrated_lateness_ns: int = 0
 
     @property
     def share_of_steps(self) -> float:
@@ -179,3 +195,13 @@ class RanksAnalysis:
     health: tuple[HealthWarning, ...]
     rank_health: tuple[tuple[HealthWarning, ...], ...] = field(repr=False)  # each kept rank's
     # single-trace health warnings, in the order of ``ranks``
+    # Are the traces one run (world sizes, GPU models, clocks; docs/metrics.md "Consistency")?
+    # When not, and not ``forced``, nothing cross-rank is computed: no waits, no stragglers.
+    consistent: bool = True
+    inconsistency: tuple[str, ...] = ()  # one line per failed check (its health message)
+    forced: bool = False  # inconsistent, but analysed as one run anyway (force=True)
+
+    @property
+    def cross_rank(self) -> bool:
+        """Whether the cross-rank results (waits, lateness, stragglers) were computed."""
+        return self.consistent or self.forced
