@@ -13,11 +13,15 @@ from tests.conftest import gpu_traces, shared_hta_traces
 def check_invariants(a: traceviz.Analysis) -> None:
     for s in a.steps:
         parts = s.gpu_busy_ns + s.host_wait_ns + s.sync_wait_ns + s.graph_internal_ns
-        assert parts + s.other_idle_ns == s.period_ns, s.name
+        assert parts + s.other_idle_ns + s.queued_ns == s.period_ns, s.name
         if s.cpu_bound_share is not None:
             assert 0.0 <= s.cpu_bound_share <= 1.0
-        assert s.gpu_busy_ns >= 0 and min(s.host_wait_ns, s.sync_wait_ns, s.other_idle_ns) >= 0
+        assert s.gpu_busy_ns >= 0 and min(s.host_wait_ns, s.sync_wait_ns, s.other_idle_ns,
+                                          s.queued_ns) >= 0
     t = a.totals
+    idle = t.host_wait_ns + t.sync_wait_ns + t.graph_internal_ns + t.other_idle_ns + t.queued_ns
+    assert t.gpu_busy_ns + idle == t.period_ns <= t.step_period_sum_ns
+    assert t.step_period_sum_ns == sum(s.period_ns for s in a.steps)
     assert t.attributed + t.unattributed == t.activities
     assert t.kernels + t.memcpys + t.memsets == t.activities
     assert sum(s.activities for s in a.steps) == t.attributed

@@ -181,15 +181,20 @@ IN_WINDOW_COMPILE_SUFFIX = "(dynamo_timed)"
 
 
 class GapClass(IntEnum):
-    """Why the GPU was idle; see ``docs/metrics.md``. Checked in this order."""
+    """Why the GPU was idle; see ``docs/metrics.md``. The first four are checked in this order;
+    ``QUEUED`` is the part of a gap after the ending activity's launch call returned, split off
+    afterwards (:mod:`traceviz.analyze.queued`)."""
 
     GRAPH_INTERNAL = 0
     SYNC_WAIT = 1
     HOST_WAIT = 2
     OTHER_IDLE = 3
+    QUEUED = 4
 
 
-GAP_CLASS_NAMES: tuple[str, ...] = ("graph_internal", "sync_wait", "host_wait", "other_idle")
+GAP_CLASS_NAMES: tuple[str, ...] = (
+    "graph_internal", "sync_wait", "host_wait", "other_idle", "queued",
+)
 
 # --- distributed runs (collectives) ---------------------------------------------------------
 #: GPU kernels of a collective library (NCCL / RCCL): ``ncclDevKernel_*``, ``ncclKernel_*``,

@@ -28,7 +28,9 @@ from traceviz.analyze.model import (
     Totals,
     TritonKernelRow,
 )
+from traceviz.analyze.queued import launch_latency_warning
 from traceviz.analyze.steps import StepWindows, find_steps
+from traceviz.analyze.union_totals import union_totals
 from traceviz.analyze.validity import (
     Screened,
     index_loaded_rows,
@@ -88,7 +90,8 @@ def _analyze_screened(screened: Screened, threads: int) -> Analysis:
         "top_kernels": lambda: _top_kernels(gpu, families),
         "compile": lambda: compile_structure(trace, links, steps, launch_step, triton_count),
         "health": lambda: _health(screened, links, steps, step_rows, activity_step),
-        "totals": lambda: _totals(trace, links, steps, step_rows, activity_step, triton_count),
+        "totals": lambda: _totals(trace, links, timeline, step_rows, activity_step,
+                                  triton_count),
         "kernel_families": lambda: _family_rows(gpu, families),
         "triton_kernels": lambda: _triton_rows(gpu, families),
         "replays": lambda: graph_replays(trace, links, steps, launch_step),
@@ -160,6 +163,7 @@ def _step_metrics(
                 sync_wait_ns=int(idle[GapClass.SYNC_WAIT]),
                 graph_internal_ns=int(idle[GapClass.GRAPH_INTERNAL]),
                 other_idle_ns=int(idle[GapClass.OTHER_IDLE]),
+                queued_ns=int(idle[GapClass.QUEUED]),
             )
         )
     return tuple(out)
@@ -251,7 +255,7 @@ def _triton_rows(gpu: pd.DataFrame, fam: np.ndarray) -> tuple[TritonKernelRow, .
 def _totals(
     trace: Trace,
     links: Links,
-    steps: StepWindows,
+    timeline: StepTimeline,
     rows: tuple[StepMetrics, ...],
     activity_step: np.ndarray,
     triton_count: int,
@@ -262,6 +266,10 @@ def _totals(
     is_launch = links.is_launch
     ts, end = gpu["ts_ns"].to_numpy(), gpu["end_ns"].to_numpy()
     attributed = int(np.count_nonzero(activity_step >= 0))
+    att = activity_step >= 0
+    union = union_totals(timeline.gpu_start_ns, timeline.period_ns, timeline.gaps,
+                         timeline.busy_ns, ts[att], end[att])
+    idle = union.idle_ns_by_class
     return Totals(
         steps=len(rows),
         steps_with_gpu=sum(1 for s in rows if s.gpu_start_ns is not None),
@@ -280,13 +288,15 @@ def _totals(
         triton_kernels=triton_count,
         gpu_window_ns=int(end.max() - ts.min()) if len(gpu) else 0,
         gpu_busy_all_ns=union_length(ts, end),
-        period_ns=sum(s.period_ns for s in rows),
-        gpu_busy_ns=sum(s.gpu_busy_ns for s in rows),
-        host_wait_ns=sum(s.host_wait_ns for s in rows),
-        sync_wait_ns=sum(s.sync_wait_ns for s in rows),
-        graph_internal_ns=sum(s.graph_internal_ns for s in rows),
-        other_idle_ns=sum(s.other_idle_ns for s in rows),
+        period_ns=union.period_ns,
+        gpu_busy_ns=union.busy_ns,
+        host_wait_ns=idle[GapClass.HOST_WAIT],
+        sync_wait_ns=idle[GapClass.SYNC_WAIT],
+        graph_internal_ns=idle[GapClass.GRAPH_INTERNAL],
+        other_idle_ns=idle[GapClass.OTHER_IDLE],
         cpu_ns=sum(s.cpu_ns for s in rows),
+        queued_ns=idle[GapClass.QUEUED],
+        step_period_sum_ns=union.step_period_sum_ns,
     )
 
 
@@ -310,6 +320,7 @@ def _per_step(rows: tuple[StepMetrics, ...]) -> PerStep:
         other_idle_ns=med([s.other_idle_ns for s in with_gpu]),
         cpu_ns=med([s.cpu_ns for s in with_gpu]),
         cpu_bound_share=med(shares) if shares else None,
+        queued_ns=med([s.queued_ns for s in with_gpu]),
     )
 
 
@@ -397,6 +408,9 @@ def _health(
                 devices,
             )
         )
+    latency = launch_latency_warning(trace, links)
+    if latency is not None:
+        out.append(latency)
     for note in trace.meta.notes:
         out.append(HealthWarning("format", note, 0))
     return tuple(out)

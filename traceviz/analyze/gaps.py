@@ -4,7 +4,9 @@ For each step with GPU work: the union of its activity intervals over all stream
 ``gpu_busy``; the holes between merged intervals plus the tail hole up to the period end are
 the gaps, so ``busy + sum(gaps) == period`` exactly. A gap is classified by the activity that
 ends it (the one starting at the gap's end; when several do, the one whose launch call started
-first), in this order: ``graph_internal``, ``sync_wait``, ``host_wait``, ``other_idle``.
+first), in this order: ``graph_internal``, ``sync_wait``, ``host_wait``, ``other_idle``; then
+the part after the ending activity's launch call returned is split off as ``queued``
+(:mod:`traceviz.analyze.queued`), so a gap may be two rows of the table.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 from traceviz.analyze.intervals import group_union
 from traceviz.analyze.links import Links
 from traceviz.analyze.model import GapStats, GapTable
+from traceviz.analyze.queued import split_queued
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.vocab import GAP_CLASS_NAMES, GapClass, LaunchKind
@@ -31,7 +34,7 @@ class StepTimeline:
     gpu_end_ns: np.ndarray
     period_ns: np.ndarray
     busy_ns: np.ndarray
-    idle_ns_by_class: np.ndarray  # shape (n_steps, 4), columns in GapClass order
+    idle_ns_by_class: np.ndarray  # shape (n_steps, len(GapClass)), columns in GapClass order
     gaps: GapTable
 
 
@@ -83,18 +86,26 @@ def step_timeline(
     g_end = ts_all[g_ender]
     g_tail = np.concatenate([np.zeros(len(u.gap_rows), bool), np.ones(len(tail_from), bool)])
     cls = _classify(trace, links, g_step, g_start, g_ender, g_tail, activity_step)
-
-    srt = np.lexsort((g_start, g_step))
-    gaps = GapTable(
-        step=g_step[srt].astype(np.int32),
-        start_ns=g_start[srt],
-        end_ns=g_end[srt],
-        cls=cls[srt],
-        stream=gpu["stream"].to_numpy()[g_ender[srt]] if len(g_ender) else np.zeros(0, np.int64),
-        activity=g_ender[srt],
-        tail=g_tail[srt],
+    ender_launch = links.launch_row[g_ender]
+    rt_end = rt["end_ns"].to_numpy()
+    g = split_queued(
+        rt_end[np.maximum(ender_launch, 0)] if len(rt_end) else np.zeros(len(g_ender), np.int64),
+        ender_launch >= 0,
+        {"step": g_step, "start": g_start, "end": g_end, "cls": cls, "ender": g_ender,
+         "tail": g_tail},
     )
-    idle = np.zeros((n_steps, 4), np.int64)
+
+    srt = np.lexsort((g["start"], g["step"]))
+    gaps = GapTable(
+        step=g["step"][srt].astype(np.int32),
+        start_ns=g["start"][srt],
+        end_ns=g["end"][srt],
+        cls=g["cls"][srt],
+        stream=gpu["stream"].to_numpy()[g["ender"][srt]] if len(srt) else np.zeros(0, np.int64),
+        activity=g["ender"][srt],
+        tail=g["tail"][srt],
+    )
+    idle = np.zeros((n_steps, len(GAP_CLASS_NAMES)), np.int64)
     np.add.at(idle, (gaps.step, gaps.cls), gaps.end_ns - gaps.start_ns)
     return StepTimeline(gpu_start, gpu_end, period, busy, idle, gaps)
 
@@ -187,8 +198,9 @@ def gap_stats(gaps: GapTable, step_names: tuple[str, ...]) -> tuple[GapStats, ..
         ("stream", np.searchsorted(streams, gaps.stream), [f"stream {s}" for s in streams]),
         ("all", np.zeros(len(dur), np.int64), ["all"]),
     )
+    n_cls = len(GAP_CLASS_NAMES)
     for scope, key, labels in scopes:
-        group = key * 4 + gaps.cls
+        group = key * n_cls + gaps.cls
         order = by_dur[_stable_argsort(group[by_dur])]
         g_sorted, d_sorted = group[order], dur[order]
         uniq, starts, counts = np.unique(g_sorted, return_index=True, return_counts=True)
@@ -202,8 +214,8 @@ def gap_stats(gaps: GapTable, step_names: tuple[str, ...]) -> tuple[GapStats, ..
             out.append(
                 GapStats(
                     scope=scope,
-                    key=labels[int(g) // 4],
-                    gap_class=GAP_CLASS_NAMES[int(g) % 4],
+                    key=labels[int(g) // n_cls],
+                    gap_class=GAP_CLASS_NAMES[int(g) % n_cls],
                     count=int(counts[j]),
                     p50_ns=int(p50[j]),
                     p90_ns=int(p90[j]),

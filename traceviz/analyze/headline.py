@@ -26,6 +26,7 @@ PART_WORDS = {
     "gpu_busy_ns": "GPU busy",
     "host_wait_ns": "host wait",
     "sync_wait_ns": "sync wait",
+    "queued_ns": "queued (launched, not started)",
     "graph_internal_ns": "in-graph gaps",
     "other_idle_ns": "other idle",
     "host_overhead_ns": "host overhead",

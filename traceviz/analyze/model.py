@@ -46,6 +46,7 @@ class StepMetrics:
     sync_wait_ns: int
     graph_internal_ns: int
     other_idle_ns: int
+    queued_ns: int = 0  # launched (the call returned), not yet started: docs/metrics.md
 
     @property
     def activities(self) -> int:
@@ -53,7 +54,8 @@ class StepMetrics:
 
     @property
     def idle_ns(self) -> int:
-        return self.host_wait_ns + self.sync_wait_ns + self.graph_internal_ns + self.other_idle_ns
+        return (self.host_wait_ns + self.sync_wait_ns + self.graph_internal_ns
+                + self.other_idle_ns + self.queued_ns)
 
     @property
     def cpu_bound_share(self) -> float | None:
@@ -237,14 +239,19 @@ class Totals:
     triton_kernels: int
     gpu_window_ns: int  # first activity start -> last activity end, all activities
     gpu_busy_all_ns: int  # union of all activity intervals, all streams
-    period_ns: int  # sums over steps
-    gpu_busy_ns: int
+    # Over the union of the step periods (the sums over steps when no periods overlap):
+    # docs/metrics.md, "Totals and per-step medians".
+    period_ns: int
+    gpu_busy_ns: int  # union of the attributed activities
     host_wait_ns: int
     sync_wait_ns: int
     graph_internal_ns: int
     other_idle_ns: int
     cpu_ns: int
     excluded_events: int = 0  # events of any table excluded for invalid values (validity.py)
+    queued_ns: int = 0
+    #: sum over steps of the step periods; more than ``period_ns`` when periods overlap
+    step_period_sum_ns: int = 0
 
     @property
     def cpu_bound_share(self) -> float | None:
@@ -267,6 +274,7 @@ class PerStep:
     other_idle_ns: float
     cpu_ns: float
     cpu_bound_share: float | None
+    queued_ns: float = 0.0
 
     @property
     def kernels_per_launch(self) -> float | None:

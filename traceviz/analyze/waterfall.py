@@ -2,9 +2,10 @@
 
 Two kinds (``Waterfall.units``; ``docs/comparison.md``):
 
-``profiled``    the traces' own periods: per-step **means** of the five components of the
+``profiled``    the traces' own periods: per-step **means** of the six components of the
                 period over the steps with GPU work
-                (``busy + host_wait + sync_wait + graph_internal + other_idle == period`` holds
+                (``busy + host_wait + sync_wait + queued + graph_internal + other_idle ==
+                period`` holds
                 for every step, so the parts add up exactly to the change in mean period). The
                 profiler's own cost is inside these numbers. Used when no unprofiled timing
                 exists (trace files, manifests without host issue times).
@@ -14,8 +15,9 @@ Two kinds (``Waterfall.units``; ``docs/comparison.md``):
 
                 * ``gpu_busy_ns``: Δ mean GPU busy per step of the lean traces (kernels run as
                   fast under the profiler as without it);
-                * ``other_idle_ns``: Δ mean (graph_internal + other_idle) of the lean traces:
-                  idle the host did not cause (gaps inside graph replays, work already queued);
+                * ``other_idle_ns``: Δ mean (queued + graph_internal + other_idle) of the lean
+                  traces: idle the host did not cause (work launched but not yet started, gaps
+                  inside graph replays);
                 * ``host_overhead_ns``: the rest, total − the two above: the GPU waiting for the
                   host (launch calls, Python, framework time, synchronisation), measured
                   without the profiler. ``cross_check["issue_delta_ns"]`` is the change in the
@@ -34,6 +36,7 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
     ("gpu_busy_ns", "Δbusy"),
     ("host_wait_ns", "Δhost_wait"),
     ("sync_wait_ns", "Δsync_wait"),
+    ("queued_ns", "Δqueued"),
     ("graph_internal_ns", "Δgraph_internal"),
     ("other_idle_ns", "Δother"),
 )
@@ -74,7 +77,7 @@ class Waterfall:
 
 
 def _component_means(analysis: Analysis) -> tuple[dict[str, Fraction], Fraction]:
-    """Exact per-step means of the five components and of the period (steps with GPU work)."""
+    """Exact per-step means of the six components and of the period (steps with GPU work)."""
     steps = [s for s in analysis.steps if s.period_ns > 0]
     n = len(steps)
     means = {name: Fraction(sum(getattr(s, name) for s in steps), n) for name, _ in COMPONENTS}
@@ -82,7 +85,7 @@ def _component_means(analysis: Analysis) -> tuple[dict[str, Fraction], Fraction]
 
 
 def build_waterfall(mode: str, analysis: Analysis, baseline: str, base: Analysis) -> Waterfall:
-    """The profiled waterfall: the change in mean period per step, in five component deltas."""
+    """The profiled waterfall: the change in mean period per step, in six component deltas."""
     m_parts, m_period = _component_means(analysis)
     b_parts, b_period = _component_means(base)
     deltas = {name: m_parts[name] - b_parts[name] for name, _ in COMPONENTS}
@@ -109,8 +112,8 @@ def build_unprofiled_waterfall(
     m_parts, _ = _component_means(analysis)
     b_parts, _ = _component_means(base)
     busy = float(m_parts["gpu_busy_ns"] - b_parts["gpu_busy_ns"])
-    other = float(m_parts["graph_internal_ns"] + m_parts["other_idle_ns"]
-                  - b_parts["graph_internal_ns"] - b_parts["other_idle_ns"])
+    not_host = ("queued_ns", "graph_internal_ns", "other_idle_ns")
+    other = float(sum(m_parts[k] - b_parts[k] for k in not_host))
     base_ns = baseline_ms * 1e6
     period_ns = base_ns / speedup
     host = (period_ns - base_ns) - busy - other

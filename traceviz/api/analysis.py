@@ -56,6 +56,7 @@ class Summary:
     gpu_busy_us: float
     host_wait_us: float
     sync_wait_us: float
+    queued_us: float
     cpu_bound_share: float | None
     gaps: int
     graph_replays: int
@@ -151,6 +152,7 @@ class Analysis:
             gpu_busy_us=p.gpu_busy_ns / 1000,
             host_wait_us=p.host_wait_ns / 1000,
             sync_wait_us=p.sync_wait_ns / 1000,
+            queued_us=p.queued_ns / 1000,
             cpu_bound_share=p.cpu_bound_share,
             gaps=len(r.gaps),
             graph_replays=len(r.graph_replays),

@@ -36,14 +36,15 @@ def steps_frame(a: Analysis) -> pd.DataFrame:
     ``trace``), ``number`` (Int64, N), ``cpu_start_ns``, ``cpu_ns``, ``kernels``, ``memcpys``,
     ``memsets``, ``launches``, ``graph_launches`` (int64), ``gpu_start_ns``, ``gpu_end_ns``
     (Int64, ``<NA>`` without GPU work), ``period_ns``, ``gpu_busy_ns``, ``host_wait_ns``,
-    ``sync_wait_ns``, ``graph_internal_ns``, ``other_idle_ns`` (int64) and ``cpu_bound_share``
+    ``sync_wait_ns``, ``graph_internal_ns``, ``other_idle_ns``, ``queued_ns`` (int64) and
+    ``cpu_bound_share``
     (float64, NaN without GPU work).
     """
     s = a.steps
     ints = ("cpu_start_ns", "cpu_ns", "kernels", "memcpys", "memsets", "launches",
             "graph_launches")
     idle = ("period_ns", "gpu_busy_ns", "host_wait_ns", "sync_wait_ns", "graph_internal_ns",
-            "other_idle_ns")
+            "other_idle_ns", "queued_ns")
     data: dict[str, object] = {
         "step": np.array([r.index for r in s], dtype=np.int64),
         "name": pd.Series([r.name for r in s], dtype=object),
@@ -64,7 +65,8 @@ def gaps_frame(trace: Trace, a: Analysis) -> pd.DataFrame:
 
     Columns: ``step`` (int64), ``step_name`` (str), ``device`` and ``stream`` (int64, of the
     activity that ends the gap), ``start_ns``, ``end_ns``, ``duration_ns`` (int64), ``class``
-    (categorical: host_wait, sync_wait, graph_internal, other_idle), ``tail`` (bool: the hole
+    (categorical: graph_internal, sync_wait, host_wait, other_idle, queued; a gap split at its
+    launch's return is two rows, the second ``queued``), ``tail`` (bool: the hole
     from the step's last activity to its period end), ``ending_activity`` (categorical: name of
     the activity that ends the gap) and ``activity_row`` (int64, its row in ``Trace.gpu``).
     """

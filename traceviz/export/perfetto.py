@@ -7,14 +7,15 @@ trace:
 
 * ``steps``: one slice per step with GPU work, over its GPU period (first to last attributed
   activity, plus the tail up to the next step), named after the step; args: ``busy_pct``
-  (100 × GPU busy / period), ``cpu_bound_share``, the period and its five parts in µs,
+  (100 × GPU busy / period), ``cpu_bound_share``, the period and its six parts in µs,
   kernels, launches;
 * ``CUDA graph replays``: one slice per graph launch that replayed activities, from its first
   node's start to its last node's end; args: nodes, kernels, busy / in-graph gap / launch →
   first node µs, correlation, step;
 * ``idle gaps: GPU d stream s``: one track per (device, stream) of the activities that end
   gaps, one slice per idle gap named by its class (``host_wait``, ``sync_wait``,
-  ``graph_internal``, ``other_idle``); args: ``length_us``, ``step``, ``ending_activity``,
+  ``graph_internal``, ``other_idle``, ``queued``: a gap split at its launch's return is two
+  slices); args: ``length_us``, ``step``, ``ending_activity``,
   ``tail``.
 
 Slices of one track that would overlap (steps whose GPU work overlaps) go to extra lanes,
@@ -171,7 +172,7 @@ def overlay_events(trace: Trace, a: Analysis, pid: int, counts: _Counts,
             "cpu_bound_share": _share(s.cpu_bound_share),
             "period_us": s.period_ns / 1000, "gpu_busy_us": s.gpu_busy_ns / 1000,
             "host_wait_us": s.host_wait_ns / 1000, "sync_wait_us": s.sync_wait_ns / 1000,
-            "graph_internal_us": s.graph_internal_ns / 1000,
+            "queued_us": s.queued_ns / 1000, "graph_internal_us": s.graph_internal_ns / 1000,
             "other_idle_us": s.other_idle_ns / 1000,
             "kernels": s.kernels, "launches": s.launches,
         }

@@ -25,13 +25,14 @@ if TYPE_CHECKING:
 
 #: Bars per timeline lane before adjacent ones are merged.
 MAX_BARS = 3000
-#: Colours: GPU busy and the four gap classes (colour-blind-safe Tableau 10 subset).
+#: Colours: GPU busy and the five gap classes (colour-blind-safe Tableau 10 subset).
 COLORS = {
     "gpu_busy": "#4C78A8",
     "host_wait": "#F58518",
     "sync_wait": "#E45756",
     "graph_internal": "#72B7B2",
     "other_idle": "#BAB0AC",
+    "queued": "#FF9DA6",
 }
 _LABELS = {
     "gpu_busy": "GPU busy",
@@ -39,6 +40,7 @@ _LABELS = {
     "sync_wait": "sync wait",
     "graph_internal": "inside CUDA graph",
     "other_idle": "other idle",
+    "queued": "queued (launched, not started)",
 }
 _FONT = {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 12}
 
@@ -61,7 +63,7 @@ def _esc(names: list[str] | np.ndarray) -> list[str]:
 
 
 def step_breakdown(analysis: Analysis, steps: Sequence[StepMetrics] | None = None) -> go.Figure:
-    """Stacked bar per step: GPU busy and the four idle classes (µs), plus cpu_bound_share.
+    """Stacked bar per step: GPU busy and the five idle classes (µs), plus cpu_bound_share.
     ``steps``: the steps drawn (``None``: all of the analysis's)."""
     import plotly.graph_objects as go
 
@@ -340,8 +342,8 @@ def waterfall(w: Waterfall) -> go.Figure:
     unprofiled = w.units == UNPROFILED
     short = {"gpu_busy_ns": "ΔGPU<br>busy", "host_overhead_ns": "Δhost<br>overhead",
              "host_wait_ns": "Δhost<br>wait", "sync_wait_ns": "Δsync<br>wait",
-             "graph_internal_ns": "Δin<br>graph", "other_idle_ns": "Δother" +
-             ("<br>idle" if unprofiled else "")}
+             "queued_ns": "Δqueued", "graph_internal_ns": "Δin<br>graph",
+             "other_idle_ns": "Δother" + ("<br>idle" if unprofiled else "")}
     components = w.components
     step = "step" if unprofiled else "period"
     labels = [f"baseline<br>{step}", *(short[k] for k, _ in components), f"this mode<br>{step}"]

@@ -124,22 +124,23 @@ def _per_step_section(analysis: Analysis, max_step_rows: int | None = None) -> S
     listed = ([analysis.steps[i] for i in shown_steps(total, min(cap, MAX_TABLE_ROWS))]
               if is_capped else analysis.steps)
     cols = [("step", False), ("period µs", True), ("GPU busy µs", True), ("host wait µs", True),
-            ("sync wait µs", True), ("in-graph µs", True), ("other idle µs", True),
-            ("kernels", True), ("launches", True), ("CPU µs", True), ("cpu_bound_share", True)]
+            ("sync wait µs", True), ("queued µs", True), ("in-graph µs", True),
+            ("other idle µs", True), ("kernels", True), ("launches", True), ("CPU µs", True),
+            ("cpu_bound_share", True)]
     rows = [
         (s.name, us(s.period_ns), us(s.gpu_busy_ns), us(s.host_wait_ns), us(s.sync_wait_ns),
-         us(s.graph_internal_ns), us(s.other_idle_ns), num(s.kernels), num(s.launches),
-         us(s.cpu_ns), pct(s.cpu_bound_share))
+         us(s.queued_ns), us(s.graph_internal_ns), us(s.other_idle_ns), num(s.kernels),
+         num(s.launches), us(s.cpu_ns), pct(s.cpu_bound_share))
         for s in listed
     ]
     rows.append(
         ("median (steps with GPU work)", us(ps.period_ns), us(ps.gpu_busy_ns),
-         us(ps.host_wait_ns), us(ps.sync_wait_ns), us(ps.graph_internal_ns),
+         us(ps.host_wait_ns), us(ps.sync_wait_ns), us(ps.queued_ns), us(ps.graph_internal_ns),
          us(ps.other_idle_ns), num(ps.kernels, 1 if ps.kernels % 1 else 0),
          num(ps.launches, 1 if ps.launches % 1 else 0), us(ps.cpu_ns), pct(ps.cpu_bound_share))
     )
     items: list[Table | Figure] = []
-    note = "Each step's period = GPU busy + the four idle classes."
+    note = "Each step's period = GPU busy + the five idle classes."
     if not is_capped:
         if any(s.period_ns > 0 for s in analysis.steps):
             items.append(Figure("fig-steps", figures.step_breakdown(analysis)))

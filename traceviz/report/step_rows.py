@@ -41,6 +41,7 @@ SUMMARY_METRICS: tuple[tuple[str, str, float], ...] = (
     ("period_us", "period_ns", 1000.0),
     ("host_wait_us", "host_wait_ns", 1000.0),
     ("sync_wait_us", "sync_wait_ns", 1000.0),
+    ("queued_us", "queued_ns", 1000.0),
     ("graph_internal_us", "graph_internal_ns", 1000.0),
     ("other_idle_us", "other_idle_ns", 1000.0),
 )

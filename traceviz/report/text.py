@@ -31,8 +31,8 @@ def _us(ns: int | float | None) -> str:
 STEP_COLUMNS = (
     Column("step", priority=KEEP), Column("kernels", True, 8), Column("launches", True, 7),
     Column("graphs", True, 2), Column("period", True, 9), Column("busy", True, 6),
-    Column("host_wait", True, 5), Column("sync_wait", True, 3), Column("graph_int", True, 1),
-    Column("other", True, 0), Column("cpu_bound", True, 4),
+    Column("host_wait", True, 5), Column("sync_wait", True, 3), Column("queued", True, 3),
+    Column("graph_int", True, 1), Column("other", True, 0), Column("cpu_bound", True, 4),
 )
 
 
@@ -50,7 +50,7 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None,
     )
     rows = [
         (s.name, str(s.kernels), str(s.launches), str(s.graph_launches), _us(s.period_ns),
-         _us(s.gpu_busy_ns), _us(s.host_wait_ns), _us(s.sync_wait_ns),
+         _us(s.gpu_busy_ns), _us(s.host_wait_ns), _us(s.sync_wait_ns), _us(s.queued_ns),
          _us(s.graph_internal_ns), _us(s.other_idle_ns), pct(s.cpu_bound_share, 1))
         for s in (a.steps[i] for i in shown_steps(len(a.steps), max_step_rows))
     ]

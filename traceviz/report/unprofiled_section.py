@@ -127,7 +127,7 @@ def _waterfall_table(waterfalls: list[Waterfall]) -> Table:
     return Table(
         "tbl-waterfall", "Change in mean GPU period per step, profiled (µs)",
         tuple(c for c, _ in columns), tuple(rows), tuple(n for _, n in columns),
-        "Means over the profiled steps with GPU work; the five parts add up to Δ total. The "
+        "Means over the profiled steps with GPU work; the six parts add up to Δ total. The "
         "profiler's own cost is inside these numbers (no unprofiled split for these modes).",
     )
 
@@ -147,8 +147,9 @@ def waterfall_section(c: Comparison) -> Section | None:
         "waterfall", "What changed the step time",
         f"Without the profiler (modes with an unprofiled split): {labels}. Profiled (trace "
         "files, older runs): Δbusy is GPU work saved or added; Δhost_wait is launch overhead "
-        "the GPU no longer waits for; Δsync_wait, Δgraph_internal and Δother are the other "
-        "idle classes. Green bars shorten the step.",
+        "the GPU no longer waits for; Δsync_wait, Δqueued (work launched, not yet started: "
+        "not launch overhead), Δgraph_internal and Δother are the other idle classes. Green "
+        "bars shorten the step.",
         tuple(items), grid=len(c.waterfalls) > 1,
     )
 
