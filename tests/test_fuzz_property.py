@@ -77,7 +77,7 @@ def strict_json(a: Analysis, trace: traceviz.Trace) -> bytes:
 def assert_invariants(a: Analysis) -> None:
     for s in a.steps:
         parts = (s.gpu_busy_ns, s.host_wait_ns, s.sync_wait_ns, s.graph_internal_ns,
-                 s.other_idle_ns)
+                 s.other_idle_ns, s.queued_ns)
         assert all(p >= 0 for p in parts), s
         assert sum(parts) == s.period_ns, s
         if s.cpu_bound_share is not None:
@@ -86,7 +86,7 @@ def assert_invariants(a: Analysis) -> None:
     assert t.attributed + t.unattributed == t.activities
     assert 0 <= t.unlinked <= t.unattributed
     assert t.gpu_busy_ns + t.host_wait_ns + t.sync_wait_ns + t.graph_internal_ns \
-        + t.other_idle_ns == t.period_ns
+        + t.other_idle_ns + t.queued_ns == t.period_ns <= t.step_period_sum_ns
     for share in (t.cpu_bound_share, a.per_step.cpu_bound_share):
         assert share is None or 0.0 <= share <= 1.0
     for f in a.kernel_families:
