@@ -35,9 +35,9 @@ from traceviz.vocab import GapClass
 QUEUED_MIN_NS = 50_000
 
 #: ``launch_latency_high`` fires when the median launch-to-start latency is at least this:
-#: 50× the ~10–20 µs of an idle GPU, above the 0.34 ms median of the most GPU-bound committed
-#: run (``reports/gemm_mlp`` eager: the CPU a few kernels ahead), far below the 162 ms of the
-#: HTA A100 CUDA-graph trace.
+#: 50× the ~10–20 µs of an idle GPU, above the 0.34 ms median of the most GPU-bound
+#: single-GPU committed run (``reports/gemm_mlp`` eager: the CPU a few kernels ahead), far
+#: below the 162 ms of the HTA A100 CUDA-graph trace.
 LAUNCH_LATENCY_WARN_NS = 1_000_000
 
 

@@ -126,7 +126,8 @@ class Comparison:
         up to ``delta_ns``. ``units == "unprofiled"`` (runs with the unprofiled split):
         ``gpu_busy_ns``, ``host_overhead_ns``, ``other_idle_ns`` and the cross-check
         ``issue_delta_ns``; ``"profiled"``: ``gpu_busy_ns``, ``host_wait_ns``,
-        ``sync_wait_ns``, ``graph_internal_ns``, ``other_idle_ns`` (``docs/comparison.md``).
+        ``sync_wait_ns``, ``queued_ns``, ``graph_internal_ns``, ``other_idle_ns``
+        (``docs/comparison.md``).
         Parts a row's kind lacks are NaN."""
         return pd.DataFrame([
             {"mode": w.mode, "baseline": w.baseline, "units": w.units,
