@@ -225,7 +225,10 @@ _WATERFALL_STATISTIC = {
 
 def comparison_to_dict(comparison: Comparison, report: Report) -> dict[str, Any]:
     """The comparison JSON: rows, waterfalls (µs), verdicts, thresholds and every figure."""
+    from traceviz.report.badges import badge, not_run_badges
+
     figures = {f.id: json.loads(f.figure.to_json()) for f in report.figures()}
+    not_run = not_run_badges(comparison.rows)
     return {
         "schema": SCHEMA,
         "title": report.title,
@@ -244,8 +247,10 @@ def comparison_to_dict(comparison: Comparison, report: Report) -> dict[str, Any]
             for w in comparison.waterfalls
         ],
         "unprofiled": {mode: s.as_dict() for mode, s in comparison.unprofiled.items()},
-        "headline": {h.mode: h.as_dict() for h in comparison.headlines},
-        "verdicts": [v.as_dict() for v in comparison.verdicts],
+        "headline": {h.mode: {**h.as_dict(), "badge": badge(h.speed_status, h.mode, not_run)}
+                     for h in comparison.headlines},
+        "verdicts": [{**v.as_dict(), "badge": badge(v.status, v.mode, not_run)}
+                     for v in comparison.verdicts],
         "thresholds": comparison.thresholds.as_dict(),
         "notes": list(comparison.notes),
         "figures": figures,
@@ -274,12 +279,20 @@ def render_text(comparison: Comparison, width: int | None = None) -> Any:
                for name, numeric in ROW_COLUMNS]
     rows = fit_table(columns, [row_cells(r) for r in comparison.rows], width,
                      title=f"Modes (baseline {comparison.baseline})")
+    from traceviz.report.badges import badge, not_run_badges
+
     style = {"WIN": "bold green", "NO_WIN": "bold", "REGRESSION": "bold red",
-             "INCONCLUSIVE": "bold yellow"}
+             "INCONCLUSIVE": "bold yellow", "SKIPPED": "bold blue", "FAILED": "bold magenta"}
+    not_run = not_run_badges(comparison.rows)
+
+    def status_cell(status: str, mode: str) -> Text:
+        shown = badge(status, mode, not_run)
+        return Text(shown, style=style[shown])
+
     heads = fit_table(
         [Column("mode", priority=KEEP), Column("speed", priority=KEEP),
          Column("speed-up", priority=5), Column("headline", priority=KEEP, abbreviate_to=20)],
-        [(h.mode, Text(h.speed_status, style=style[h.speed_status]), speedup_cell(h), h.text)
+        [(h.mode, status_cell(h.speed_status, h.mode), speedup_cell(h), h.text)
          for h in comparison.headlines], width,
         title=f"Headline (baseline {comparison.baseline})")
     evidence = {h.mode: h.evidence_source or "–" for h in comparison.headlines}
@@ -287,7 +300,7 @@ def render_text(comparison: Comparison, width: int | None = None) -> Any:
         [Column("mode", priority=KEEP), Column("verdict", priority=KEEP),
          Column("status", priority=KEEP), Column("evidence", priority=1),
          Column("why", priority=KEEP, abbreviate_to=20)],
-        [(v.mode, v.kind, Text(v.status, style=style[v.status]),
+        [(v.mode, v.kind, status_cell(v.status, v.mode),
           str(v.evidence.get("evidence_source") or evidence.get(v.mode, "–")), v.explanation)
          for v in comparison.verdicts], width, title="Verdicts")
     parts = [heads, rows]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 
 from traceviz._version import __version__
-from traceviz.analyze.verdicts import STATUSES
+from traceviz.report.badges import BADGES
 from traceviz.report.model import Figure, Report, Table
 
 PLOTLYJS_MODES = ("inline", "cdn")
@@ -63,6 +63,8 @@ tr:last-child td{border-bottom:none}
 .st-NO_WIN{background:#eceff3;color:#3d4452}
 .st-REGRESSION{background:#fde2e1;color:#a12622}
 .st-INCONCLUSIVE{background:#fff1cc;color:#7a5a00}
+.st-SKIPPED{background:#e3ecf7;color:#2f4f75}
+.st-FAILED{background:#f3e0f5;color:#6e2477}
 footer{color:var(--muted);font-size:12px;padding:0 32px 24px}
 """
 
@@ -76,7 +78,7 @@ CLIP_CHARS = 90
 
 
 def _cell(text: str, numeric: bool, clip: bool) -> str:
-    if text in STATUSES:
+    if text in BADGES:
         return f'<td><span class="status st-{text}">{_e(text)}</span></td>'
     if numeric:
         return f'<td class="n">{_e(text)}</td>'
