@@ -223,13 +223,15 @@ class Analysis:
 
     def perfetto_hint(self) -> tuple[str, str | None]:
         """What the HTML report says about the Perfetto overlay: the command that writes it,
-        and the overlay file's URI when one already lies beside the trace (else ``None``)."""
+        and the overlay file's URI when one already lies in the working directory (where
+        ``traceviz export`` writes by default) or beside the trace (else ``None``)."""
         from traceviz.export.perfetto import default_output
 
         trace = Path(self._trace.meta.path)
         out = default_output(trace)
         command = f"traceviz export {trace.name} -o {out.name}"
-        return command, (out.resolve().as_uri() if out.is_file() else None)
+        found = next((p for p in (out, default_output(trace, trace.parent)) if p.is_file()), None)
+        return command, (found.resolve().as_uri() if found is not None else None)
 
     def export_perfetto(self, out: PathLike, *, force: bool = False) -> ExportResult:
         """Write the trace plus traceviz's overlay tracks for ui.perfetto.dev / chrome://tracing

@@ -42,6 +42,7 @@ from traceviz.cli.compare_cmd import (
 )
 from traceviz.cli.errors import fail, user_errors
 from traceviz.cli.strict import StrictOpt, enforce_strict
+from traceviz.cli.version import VersionOpt
 
 if TYPE_CHECKING:
     from traceviz.analyze.model import HealthWarning
@@ -187,7 +188,7 @@ def report(
     thresholds_file: ThresholdFileOpt = None,
     hta: Annotated[bool, typer.Option(
         "--hta", help="Add Holistic Trace Analysis's breakdowns and launch stats (needs "
-        "`pip install traceviz[hta]`).")] = False,
+        "`pip install 'traceviz\\[hta]'`).")] = False,
     max_memory: MaxMemoryOpt = None,
     workers: ReportWorkersOpt = None,
     dask: DaskOpt = None,
@@ -195,6 +196,7 @@ def report(
     force_ranks: ForceRanksOpt = False,
     strict: StrictOpt = False,
     max_step_rows: MaxStepRowsOpt = None,
+    version: VersionOpt = False,
 ) -> None:
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
     apply_max_memory(max_memory)
