@@ -107,4 +107,4 @@ def test_comparison_markdown_is_a_verdict_table_for_a_pr_comment(tmp_path: Path)
             in md)
     assert "| compile | ✅ **WIN** | 2.00 (unpaired) | 2.00× faster by unpaired medians" in md
     assert md.index("### Headline") < md.index("### Verdicts")
-    assert "❔ **INCONCLUSIVE**" in md
+    assert "| broken | speed | 💥 **FAILED** |" in md  # the failed mode: its own badge

@@ -12,6 +12,7 @@ import html
 from traceviz._version import __version__
 from traceviz.report.badges import BADGES
 from traceviz.report.model import Figure, Report, Table
+from traceviz.report.shorten import shorten_names
 
 PLOTLYJS_MODES = ("inline", "cdn")
 
@@ -77,15 +78,23 @@ def _e(text: object) -> str:
 CLIP_CHARS = 90
 
 
-def _cell(text: str, numeric: bool, clip: bool) -> str:
+def _cell(text: str, numeric: bool, clip: bool, short: str = "") -> str:
     if text in BADGES:
         return f'<td><span class="status st-{text}">{_e(text)}</span></td>'
     if numeric:
         return f'<td class="n">{_e(text)}</td>'
     if clip and len(text) > CLIP_CHARS:
-        return (f"<td><details><summary>{_e(text[:CLIP_CHARS - 10])}…</summary>{_e(text)}"
+        return (f"<td><details><summary>{_e(short or text)}</summary>{_e(text)}"
                 "</details></td>")
     return f"<td>{_e(text)}</td>"
+
+
+def _shortened(t: Table, clip: tuple[bool, ...]) -> list[tuple[str, ...]]:
+    """Each row's cells as a clipped cell's summary shows them: the column's long names
+    shortened together (middle ellipsis; distinct names stay distinct), others ""."""
+    cols = [shorten_names([r[i] for r in t.rows], CLIP_CHARS - 10) if k else [""] * len(t.rows)
+            for i, k in enumerate(clip)]
+    return list(zip(*cols, strict=True)) if cols else [() for _ in t.rows]
 
 
 def _table(t: Table) -> str:
@@ -96,13 +105,15 @@ def _table(t: Table) -> str:
         for c, n in zip(t.columns, numeric, strict=True)
     )
     body = "".join(
-        "<tr>" + "".join(_cell(c, n, k) for c, n, k in zip(r, numeric, clip, strict=True))
+        "<tr>" + "".join(_cell(c, n, k, sh)
+                         for c, n, k, sh in zip(r, numeric, clip, short, strict=True))
         + "</tr>"
-        for r in t.rows
+        for r, short in zip(t.rows, _shortened(t, clip), strict=True)
     )
     clipped = any(k and len(c) > CLIP_CHARS for r in t.rows
                   for c, k in zip(r, clip, strict=True))
-    text = " ".join(filter(None, [t.note, "Long names are shortened: click one to see it whole."
+    text = " ".join(filter(None, [t.note, "Long names are shortened in the middle: click one to "
+                                  "see it whole."
                                   if clipped else ""]))
     note = f'<p class="note">{_e(text)}</p>' if text else ""
     empty = '<p class="note">none</p>' if not t.rows else ""
