@@ -73,3 +73,13 @@ def test_notebook_view_shows_the_badges(tmp_path: Path) -> None:
     run = write_run_dir(tmp_path, {"eager": EAGER, "compile": COMPILED, "triton": SKIP})
     html = load_run(run)._repr_html_()
     assert ">SKIPPED</b>" in html and ">INCONCLUSIVE</b>" not in html
+
+
+def test_html_health_notes_follow_the_headline(built) -> None:
+    from dataclasses import replace
+
+    from traceviz.report.html import render_html
+
+    page = render_html(replace(built[1], warnings=("compile: an informational note",)), "cdn")
+    assert (page.index('<section id="headline">') < page.index('id="health"')
+            < page.index('<section id="verdicts">'))
