@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from traceviz.analyze.compare import Comparison, ModeInput, compare
+from traceviz.analyze.distributed.rank_input import RankFacts
 from traceviz.analyze.verdicts import Thresholds
 from traceviz.errors import UsageError
 from traceviz.report.comparison_model import build_comparison_report
 from traceviz.report.model import Report
+from traceviz.report.rank_inputs import RankSetInput
 from traceviz.report.run_dir import MANIFEST, is_run_dir
 
 FORMATS = ("html", "json", "md", "text")
@@ -32,6 +34,8 @@ class Inputs:
     modes: list[ModeInput]
     source: str  # the run dir, or the trace paths joined
     manifest: dict[str, Any] | None  # the whole run manifest, if any
+    rank_facts: dict[str, RankFacts] = field(default_factory=dict)  # single rank traces
+    rank_sets: tuple[RankSetInput, ...] = ()  # rank directories, one per mode
 
 
 def _analyze(path: Path) -> tuple[Any, str | None]:
@@ -97,29 +101,72 @@ def load_run_dir(run_dir: Path) -> Inputs:
     return Inputs(inputs, str(run_dir), manifest)
 
 
+def trace_labels(paths: list[Path]) -> list[str]:
+    """One mode name per trace file, after the file (``eager.pt.trace.json.gz`` → ``eager``);
+    when two files share a name (``a/rank0.json``, ``b/rank0.json``), ``folder/name`` for all,
+    then ``#2``, ``#3`` for any still equal."""
+    labels = [_TRACE_SUFFIX.sub("", p.name) or p.name for p in paths]
+    if len(set(labels)) < len(labels):
+        labels = [f"{p.absolute().parent.name}/{label}" for p, label in zip(paths, labels,
+                                                                         strict=True)]
+    out: list[str] = []
+    for label in labels:
+        shown, n = label, 2
+        while shown in out:
+            shown, n = f"{label}#{n}", n + 1
+        out.append(shown)
+    return out
+
+
 def load_traces(paths: list[Path]) -> Inputs:
-    """One mode per trace file, named after the file (``eager.pt.trace.json.gz`` → ``eager``)."""
+    """One mode per trace file (:func:`trace_labels`); the rank and NCCL share of each trace
+    that is a rank of a distributed run (warned about: :mod:`traceviz.report.rank_inputs`)."""
+    from traceviz.analyze.analysis import analyze
+    from traceviz.analyze.distributed.rank_input import rank_facts
+    from traceviz.trace import load
+
     inputs: list[ModeInput] = []
-    seen: set[str] = set()
-    for p in paths:
-        label = _TRACE_SUFFIX.sub("", p.name) or p.name
-        base, n = label, 2
-        while label in seen:
-            label, n = f"{base}#{n}", n + 1
-        seen.add(label)
-        analysis, device = _analyze(p)
+    facts: dict[str, RankFacts] = {}
+    for label, p in zip(trace_labels(paths), paths, strict=True):
+        trace = load(p)
+        analysis = analyze(trace)
+        device = ", ".join(sorted({d.name for d in trace.meta.devices})) or None
+        found = rank_facts(trace, analysis)
+        if found is not None:
+            facts[label] = found
         inputs.append(ModeInput(label, str(p), analysis, None, device))
-    return Inputs(inputs, ", ".join(str(p) for p in paths), None)
+    return Inputs(inputs, ", ".join(str(p) for p in paths), None, facts)
+
+
+def load_rank_dirs(folders: list[Path]) -> Inputs:
+    """One mode per directory of rank traces, through the multi-rank analysis
+    (:mod:`traceviz.report.rank_inputs`)."""
+    from traceviz.analyze.distributed.launch import launch_evidence
+    from traceviz.report.rank_inputs import folder_labels, load_rank_set
+
+    sets = tuple(load_rank_set(mode, f) for mode, f in zip(folder_labels(folders), folders,
+                                                           strict=True))
+    modes = [ModeInput(s.mode, str(s.slowest_path), s.slowest_analysis, None, s.device,
+                       launch_evidence(s.ranks)) for s in sets]
+    return Inputs(modes, ", ".join(str(f) for f in folders), None, rank_sets=sets)
 
 
 def load_inputs(paths: list[Path]) -> Inputs:
-    """A single run directory, or two or more trace files."""
+    """A single run directory, two or more trace files, or two or more directories of rank
+    traces (one mode each)."""
+    from traceviz.report.rank_inputs import rank_traces
+
     if len(paths) == 1 and is_run_dir(paths[0]):
         return load_run_dir(paths[0])
     dirs = [p for p in paths if p.is_dir()]
+    if dirs and len(dirs) == len(paths) >= 2 and all(rank_traces(d) and not is_run_dir(d)
+                                                     for d in dirs):
+        return load_rank_dirs(dirs)
     if dirs:
-        raise UsageError(f"{dirs[0]}: not a run directory (no {MANIFEST}); pass trace files "
-                         "or one run directory")
+        raise UsageError(f"{dirs[0]}: not a run directory (no {MANIFEST}) nor, with another "
+                         "such directory, a directory of rank traces (rank<N> in the file "
+                         "names); pass trace files, one run directory, or two or more rank "
+                         "directories")
     if len(paths) < 2:
         raise UsageError("compare needs a run directory or at least two traces")
     return load_traces(paths)
@@ -144,6 +191,10 @@ def _facts(inputs: Inputs, comparison: Comparison) -> list[tuple[str, str]]:
     if m.get("created"):
         facts.append(("run started", str(m["created"])))
     facts.append(("baseline", comparison.baseline))
+    if inputs.rank_sets:
+        from traceviz.report.rank_inputs import rank_set_fact
+
+        facts += [rank_set_fact(r) for r in inputs.rank_sets]
     for i in inputs.modes:  # profile --nproc: each mode's straggler, from its ranks report
         summary = (i.manifest or {}).get("ranks_summary") or {}
         sentence = (summary.get("straggler") or {}).get("sentence")
@@ -154,7 +205,9 @@ def _facts(inputs: Inputs, comparison: Comparison) -> list[tuple[str, str]]:
 
 
 def _warnings(inputs: Inputs) -> list[str]:
-    out = []
+    from traceviz.report.rank_inputs import rank_warnings
+
+    out = rank_warnings(inputs.rank_facts)
     devices = {i.device for i in inputs.modes if i.device}
     if len(devices) > 1:
         out.append("the traces come from different GPUs (" + ", ".join(sorted(devices))
