@@ -241,14 +241,17 @@ class Analysis:
         return write_overlay(Path(self._trace.meta.path), Path(out), self._trace, self._result,
                              force=force)
 
-    def hta(self) -> HtaResult:
+    def hta(self, traceviz_overlap: float | None = None) -> HtaResult:
         """Holistic Trace Analysis's breakdowns for this trace (raises :class:`HtaMissingError`
-        when HTA is not installed)."""
+        when HTA is not installed). ``traceviz_overlap``: this rank's communication/computation
+        overlap by traceviz's definition (0–1, from the run's rank analysis), for the note
+        beside HTA's (``docs/hta.md``)."""
         from traceviz.holistic import hta_available, run_hta
 
         if not hta_available():
             raise HtaMissingError()
-        return run_hta(self._trace.meta.path, totals=self._result.totals)
+        return run_hta(self._trace.meta.path, totals=self._result.totals,
+                       traceviz_overlap=traceviz_overlap)
 
     def _repr_html_(self) -> str:
         from traceviz.api.notebook import analysis_html
