@@ -70,7 +70,7 @@ def analysis_html(a: Analysis) -> str:
         ["GPU period / step (µs)", _num(s.period_us)],
         ["GPU busy / step (µs)", _num(s.gpu_busy_us)],
         ["host wait / step (µs)", _num(s.host_wait_us)],
-        ["cpu_bound_share", share],
+        ["cpu_bound_share (median step)", share],
         ["idle gaps", f"{s.gaps:,}"],
         ["CUDA-graph replays", f"{s.graph_replays:,}"],
         ["torch.compile markers", "yes" if s.compiled else "no"],

@@ -103,12 +103,15 @@ def load_run_dir(run_dir: Path) -> Inputs:
 
 def trace_labels(paths: list[Path]) -> list[str]:
     """One mode name per trace file, after the file (``eager.pt.trace.json.gz`` → ``eager``);
-    when two files share a name (``a/rank0.json``, ``b/rank0.json``), ``folder/name`` for all,
-    then ``#2``, ``#3`` for any still equal."""
+    files of one name in different folders (``a/rank0.json``, ``b/rank0.json``) are named
+    ``folder/name``; ``#2``, ``#3`` tell apart any still equal."""
     labels = [_TRACE_SUFFIX.sub("", p.name) or p.name for p in paths]
-    if len(set(labels)) < len(labels):
-        labels = [f"{p.absolute().parent.name}/{label}" for p, label in zip(paths, labels,
-                                                                         strict=True)]
+    folders = [p.absolute().parent for p in paths]
+    for label in set(labels):
+        same = [i for i, x in enumerate(labels) if x == label]
+        if len({folders[i] for i in same}) > 1:
+            for i in same:
+                labels[i] = f"{folders[i].name}/{label}"
     out: list[str] = []
     for label in labels:
         shown, n = label, 2
@@ -312,7 +315,8 @@ def comparison_to_dict(comparison: Comparison, report: Report) -> dict[str, Any]
 
 #: Priorities of the comparison table's columns in a narrow terminal (higher stays longer).
 _ROW_PRIORITY = {"mode": 1000, "status": 9, "step ms (p10–p90)": 8, "kernels/step": 7,
-                 "launches/step": 6, "busy ms/step": 5, "cpu-bound": 4, "profiled ms": 3,
+                 "launches/step": 6, "busy ms/step": 5, "cpu-bound (median step)": 4,
+                 "profiled ms": 3,
                  "outputs": 2, "first call": 1, "kernels/launch": 1, "inflation": 0,
                  "stacked": 0, "peak mem": 0}
 

@@ -43,7 +43,7 @@ def row_cells(r: ComparisonRow) -> tuple[str, ...]:
 ROW_COLUMNS = [
     ("mode", False), ("status", False), ("step ms (p10–p90)", True), ("profiled ms", True),
     ("inflation", True), ("stacked", True), ("kernels/step", True), ("launches/step", True),
-    ("kernels/launch", True), ("busy ms/step", True), ("cpu-bound", True),
+    ("kernels/launch", True), ("busy ms/step", True), ("cpu-bound (median step)", True),
     ("first call", True), ("peak mem", True), ("outputs", False),
 ]
 
@@ -118,7 +118,8 @@ def build_comparison_report(
                 "inflation = profiled wall time per step (manifest; else the GPU period) / "
                 "unprofiled, of the lean trace; stacked: the same of the stacked trace. "
                 "Per-step counts and times are medians over the steps with GPU work; "
-                "cpu-bound = cpu_bound_share, (host wait + sync wait) / period; "
+                "cpu-bound (median step) = the median over those steps of cpu_bound_share, "
+                "(host wait + sync wait) / period; "
                 "kernels/launch counts all GPU activities per launch call.",
                 (table("tbl-modes", "Comparison", ROW_COLUMNS,
                         [row_cells(r) for r in c.rows]),

@@ -16,7 +16,7 @@ from traceviz.analyze.model import Analysis
 from traceviz.analyze.verdicts import Verdict
 from traceviz.report import figures
 from traceviz.report.elements import Figure, Section, Table
-from traceviz.report.host_wait_section import host_wait_section, summary_sentence
+from traceviz.report.host_wait_section import WHOLE, host_wait_section, summary_sentence
 from traceviz.report.step_rows import (
     capped,
     capped_note,
@@ -104,10 +104,13 @@ def _trace_facts(trace: Trace, analysis: Analysis) -> list[tuple[str, str]]:
         ("GPU activities", f"{t.activities:,} ({t.kernels:,} kernels, {t.memcpys:,} memcpy, "
                            f"{t.memsets:,} memset); {t.unattributed:,} outside every step"),
         ("launch calls", f"{t.launches:,} ({t.graph_launches:,} CUDA-graph launches)"),
-        ("cpu_bound_share", pct(t.cpu_bound_share) + " of the summed step periods"),
+        ("cpu_bound_share (whole trace)", pct(t.cpu_bound_share) + ": host + sync wait over "
+         "the summed step periods"),
+        ("cpu_bound_share (median step)", pct(analysis.per_step.cpu_bound_share)
+         + ": the median over the steps with GPU work"),
     ]
     sentence = analysis.host_wait_sources and summary_sentence(analysis.host_wait_sources,
-                                                               t.cpu_bound_share)
+                                                               t.cpu_bound_share, WHOLE)
     if sentence:
         facts.append(("host wait by source", sentence))
     return facts

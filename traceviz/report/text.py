@@ -10,7 +10,7 @@ from rich.text import Text
 
 from traceviz.analyze.model import Analysis
 from traceviz.report.fit import KEEP, Column, fit_table
-from traceviz.report.host_wait_section import summary_sentence, text_table
+from traceviz.report.host_wait_section import WHOLE, summary_sentence, text_table
 from traceviz.report.model import compile_parts, gap_table, graph_table, kernel_tables
 from traceviz.report.step_rows import (
     capped,
@@ -72,7 +72,8 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None,
         ("GPU period / step (µs)", _us(p.period_ns)),
         ("GPU busy / step (µs)", _us(p.gpu_busy_ns)),
         ("host wait / step (µs)", _us(p.host_wait_ns)),
-        ("CPU-bound share", pct(p.cpu_bound_share, 1)),
+        ("CPU-bound share (median step)", pct(p.cpu_bound_share, 1)),
+        ("CPU-bound share (whole trace)", pct(t.cpu_bound_share, 1)),
         ("activities attributed / total", f"{t.attributed:,} / {t.activities:,}"),
         ("Triton kernels / graph launches", f"{t.triton_kernels:,} / {t.graph_launches:,}"),
     ):
@@ -84,7 +85,7 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None,
     parts.append(summary)
     hw = a.host_wait_sources
     if hw is not None and hw.total_ns > 0:
-        parts += [text_table(hw), Text(summary_sentence(hw, t.cpu_bound_share) or "")]
+        parts += [text_table(hw), Text(summary_sentence(hw, t.cpu_bound_share, WHOLE) or "")]
     parts += _detail_tables(a, width)
     if a.health:
         health = Text("Trace health\n", style="bold yellow")
