@@ -183,7 +183,17 @@ def test_existing_output_needs_force_and_the_trace_itself_is_never_overwritten(
     a.export_perfetto(out, force=True)
     assert read(out)["traceEvents"]
     assert default_output(Path("r/eager.pt.trace.json.gz")) == Path(
-        "r/eager.pt.trace.traceviz.json.gz")
+        "eager.pt.trace.traceviz.json.gz")
+
+
+def test_export_without_out_writes_in_the_working_directory_not_beside_the_trace(
+        tmp_path: Path) -> None:
+    src = GPU / "elementwise_eager.pt.trace.json.gz"
+    r = subprocess.run([sys.executable, "-m", "traceviz", "export", str(src)],
+                       capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "elementwise_eager.pt.trace.traceviz.json.gz").is_file()
+    assert not (src.parent / "elementwise_eager.pt.trace.traceviz.json.gz").exists()
 
 
 def test_export_command_writes_the_overlay_and_says_where(tmp_path: Path) -> None:

@@ -62,7 +62,8 @@ def test_summary_sentence_skips_wrappers_and_small_sources(tmp_path: Path) -> No
     assert a.host_wait_sources is not None
     s = summary_sentence(a.host_wait_sources, a.totals.cpu_bound_share)
     # train_step (100%) has callees with >= 10%; tiny (5%), the script op (4%), the tail (1%) < 10%.
-    assert s == f"{100 * a.totals.cpu_bound_share:.0f}% CPU-bound: 40% of it in `opt`, 30% in `fwd`"
+    assert s == (f"{100 * a.totals.cpu_bound_share:.0f}% CPU-bound (whole trace): 40% of it in "
+                 "`opt`, 30% in `fwd`")
 
 
 def test_markdown_text_and_html_show_the_sources(tmp_path: Path) -> None:

@@ -103,8 +103,9 @@ def test_comparison_json_has_every_verdict_figure_and_threshold(tmp_path: Path) 
 def test_comparison_markdown_is_a_verdict_table_for_a_pr_comment(tmp_path: Path) -> None:
     md = render(*build(load_run_dir(standard_run(tmp_path))), "md")
     assert md.startswith("## traceviz comparison: synthetic")
-    assert ("| compile | fusion | ✅ **WIN** | 2.00 (unpaired) | unpaired | kernels/step 20 → 5"
+    assert ("| compile | fusion | ✅ **WIN** | 2.00 (unpaired) | unpaired | medians over "
+            "steps: kernels/step 20 → 5"
             in md)
     assert "| compile | ✅ **WIN** | 2.00 (unpaired) | 2.00× faster by unpaired medians" in md
     assert md.index("### Headline") < md.index("### Verdicts")
-    assert "❔ **INCONCLUSIVE**" in md
+    assert "| broken | speed | 💥 **FAILED** |" in md  # the failed mode: its own badge

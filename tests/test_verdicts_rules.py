@@ -161,7 +161,8 @@ def test_fewer_launches_and_a_real_speed_up_is_a_launch_win_without_a_fixed_drop
     headline = c.headline("compile")
     assert headline is not None and headline.speedup == 1.71
     assert headline.text.startswith(
-        "1.71× faster (95 % CI 1.62–1.80, 23 pairs): profiled host wait −")
+        "1.71× faster (95 % CI 1.62–1.80, 23 pairs); profiled, mean over steps: period "
+        "−91.0 µs/step: host wait −")
     assert "(launch overhead)" in headline.text and "20 → 12 launches" in headline.text
 
 

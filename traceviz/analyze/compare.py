@@ -437,7 +437,8 @@ def compare(
                 inp.mode, inp.analysis, baseline, base_inp.analysis,
                 baseline_ms=split.baseline.period_ms, speedup=ev.speedup,
                 issue_saved_ms=split.issue_saved_ms.value)
-            found = (fusion_verdict(vi, base_vi, speed, t, unprofiled_saved_ns=-w.delta_ns),
+            found = (fusion_verdict(vi, base_vi, speed, t, unprofiled_saved_ns=-w.delta_ns,
+                                    unprofiled_busy_saved_ns=-w.parts["gpu_busy_ns"]),
                      unprofiled_launch_verdict(vi, base_vi, speed, split, t))
         else:
             w = build_waterfall(inp.mode, inp.analysis, baseline, base_inp.analysis)

@@ -8,9 +8,9 @@ context (cudagraph skips, graph breaks, recompiles, input copies, a failed captu
 unprofiled total is baseline / speed-up − baseline, so its sign is always the speed-up's. For
 example::
 
-    1.71× faster (95 % CI 1.62–1.80, 23 pairs): step −0.40 ms/step without the profiler:
-    host overhead −0.41 ms/step, GPU busy +1.8 µs/step (lean trace); 48 → 29 launches,
-    40 → 20 kernels per step
+    1.71× faster (95 % CI 1.62–1.80, 23 pairs): step −0.40 ms/step without the profiler
+    (pair-level median): host overhead −0.41 ms/step, GPU busy +1.8 µs/step (lean-trace
+    mean); 48 → 29 launches, 40 → 20 kernels per step
 """
 
 from __future__ import annotations
@@ -72,17 +72,21 @@ def where_the_time_went(parts: dict[str, float], unprofiled: bool = False) -> st
         if name in ("host_wait_ns", "host_overhead_ns") and delta < 0:
             text += " (launch overhead)"
         if unprofiled and name in FROM_LEAN_TRACE:
-            text += " (lean trace)"
+            text += " (lean-trace mean)"
         out.append(text)
     what = "step time" if unprofiled else "profiled period"
     return ", ".join(out) or f"no change of the {what} beyond 0.5 µs/step"
 
 
 def _waterfall_text(w: Waterfall) -> str:
+    """Where the time went, each number labelled with its statistic: the unprofiled step
+    change from the pair-level median and the speed-up, its lean-trace parts as means; the
+    profiled waterfall's total and parts as means over the steps (they add up exactly)."""
     if w.units == UNPROFILED:
-        return (f": step {_per_step(w.delta_ns)} without the profiler: "
+        return (f": step {_per_step(w.delta_ns)} without the profiler (pair-level median): "
                 + where_the_time_went(w.parts, unprofiled=True))
-    return ": profiled " + where_the_time_went(w.parts)
+    return (f"; profiled, mean over steps: period {_per_step(w.delta_ns)}: "
+            + where_the_time_went(w.parts))
 
 
 def _count(value: float) -> str:

@@ -1131,11 +1131,13 @@ class HostWaitShift:
     top: tuple[SourceChange, ...]  # the mode's largest informative sources (inclusive)
 
     def phrase(self) -> str:
-        """One clause for a verdict explanation, in ms/step, e.g. "host + sync wait 1.77 → 1.72
+        """One clause for a verdict explanation, in ms/step (means per step, said so), e.g.
+        "means per step: host + sync wait 1.77 → 1.72
         ms/step; 1.07 ms/step in `Torch-Compiled Region: 0/0` (baseline 0.00), …". A source
         "stays" when its inclusive time moved by at most 10 % of its value in the mode. Values
         under 0.1 ms keep 2 significant digits (0.0042), others 2 decimals."""
-        out = f"host + sync wait {_ms(self.baseline_ns)} → {_ms(self.mode_ns)} ms/step"
+        out = (f"means per step: host + sync wait {_ms(self.baseline_ns)} → "
+               f"{_ms(self.mode_ns)} ms/step")
         parts = []
         for c in self.top:
             verb = "stays in" if abs(c.delta_ns) <= 0.1 * c.mode_ns else "in"

@@ -246,7 +246,7 @@ def describe(ev: SpeedEvidence) -> str:
     if ev.source == UNPAIRED:
         return (f"{s} by unpaired medians ({ev.baseline_ms:.3f} → {ev.mode_ms:.3f} ms/step, "
                 "timed in separate processes)")
-    return f"{s} (profiled) — GPU period {ev.baseline_ms:.3f} → {ev.mode_ms:.3f} ms/step"
+    return f"{s} (profiled) — median GPU period {ev.baseline_ms:.3f} → {ev.mode_ms:.3f} ms/step"
 
 
 def paired_status(ci_low: float, ci_high: float, min_speedup: float) -> str:

@@ -289,12 +289,15 @@ def _copies(mode: VerdictInputs) -> str:
 def fusion_verdict(
     mode: VerdictInputs, base: VerdictInputs, speed: Verdict, t: Thresholds,
     unprofiled_saved_ns: float | None = None, rules_note: str = "",
+    unprofiled_busy_saved_ns: float | None = None,
 ) -> Verdict:
     """Fewer kernels, GPU busy down beyond its step-to-step spread, and not slower.
 
     ``unprofiled_saved_ns``: the step time saved per step without the profiler (the unprofiled
     waterfall's baseline − mode), when the run has the unprofiled split; then a WIN also needs
-    the GPU busy saved to be at least ``fusion_min_busy_share`` of it. Without it the
+    the GPU busy saved to be at least ``fusion_min_busy_share`` of it: the unprofiled
+    waterfall's GPU-busy part (``unprofiled_busy_saved_ns``, the lean traces' mean per step,
+    the number the headline shows) when given, else the median saving. Without it the
     profiled-trace rules apply and ``rules_note`` says why.
     """
     k_drop = relative_drop(base.kernels, mode.kernels)
@@ -305,7 +308,8 @@ def fusion_verdict(
             "gpu_bound_busy_share": t.gpu_bound_busy_share}
     if unprofiled:
         used["fusion_min_busy_share"] = t.fusion_min_busy_share
-    busy_share = (busy_saved / unprofiled_saved_ns
+    share_of = busy_saved if unprofiled_busy_saved_ns is None else unprofiled_busy_saved_ns
+    busy_share = (share_of / unprofiled_saved_ns
                   if unprofiled_saved_ns is not None and unprofiled_saved_ns > 0 else None)
     evidence: dict[str, Any] = {
         "baseline": base.mode,
@@ -326,7 +330,8 @@ def fusion_verdict(
     busy = (f"GPU busy/step {base.gpu_busy_ns / 1000:,.1f} → {mode.gpu_busy_ns / 1000:,.1f} µs "
             f"({_change(relative_drop(base.gpu_busy_ns, mode.gpu_busy_ns))}; step-to-step "
             f"spread ±{spread / 1000:,.1f} µs)")
-    facts = f"kernels/step {base.kernels:,g} → {mode.kernels:,g} ({_change(k_drop)}), {busy}"
+    facts = (f"medians over steps: kernels/step {base.kernels:,g} → {mode.kernels:,g} "
+             f"({_change(k_drop)}), {busy}")
 
     def verdict(status: str, text: str) -> Verdict:
         if rules_note:
@@ -360,8 +365,9 @@ def fusion_verdict(
                            f"busy fell, but the step did not get faster ({_speed_text(speed)}) "
                            f"({facts})")
         if unprofiled:
-            return _fusion_on_unprofiled(verdict, speed, busy_saved, busy_share,
-                                         unprofiled_saved_ns or 0.0, facts, t)
+            return _fusion_on_unprofiled(verdict, speed, share_of, busy_share,
+                                         unprofiled_saved_ns or 0.0, facts, t,
+                                         unprofiled_busy_saved_ns is not None)
         if speed.status != WIN and mode.period_ns >= base.period_ns:  # stopwatch silent
             return verdict(NO_WIN, f"fused {base.kernels:,g} → {mode.kernels:,g} kernels and GPU "
                            "busy fell, but the profiled period did not fall "
@@ -394,16 +400,19 @@ def fusion_verdict(
 
 def _fusion_on_unprofiled(
     verdict: Any, speed: Verdict, busy_saved: float, busy_share: float | None,
-    saved_ns: float, facts: str, t: Thresholds,
+    saved_ns: float, facts: str, t: Thresholds, mean: bool = False,
 ) -> Verdict:
-    """Fused and GPU busy fell: judged against the unprofiled step time saved."""
+    """Fused and GPU busy fell: judged against the unprofiled step time saved (``mean``:
+    ``busy_saved`` is the lean traces' mean per step, as in the waterfall, else a median)."""
     if speed.status != WIN:
         return verdict(INCONCLUSIVE, f"fused and GPU busy fell, but the stopwatch cannot tell "
                        f"whether the step got faster ({_speed_text(speed)}) ({facts})")
     if busy_share is None:  # a WIN whose unprofiled total is not a saving: cannot happen
         return verdict(INCONCLUSIVE, f"no unprofiled step time saved to compare with ({facts})")
-    of_saved = (f"{busy_saved / 1000:,.1f} µs/step of GPU busy saved is {busy_share * 100:.0f}% "
-                f"of the {saved_ns / 1000:,.1f} µs/step saved without the profiler")
+    stat = "lean-trace mean" if mean else "median"
+    of_saved = (f"{busy_saved / 1000:,.1f} µs/step of GPU busy saved ({stat}) is "
+                f"{busy_share * 100:.0f}% of the {saved_ns / 1000:,.1f} µs/step saved without "
+                "the profiler (pair-level median)")
     if busy_share >= t.fusion_min_busy_share:
         return verdict(WIN, f"{of_saved}: fusion paid ({facts})")
     return verdict(NO_WIN, f"kernels fused and GPU busy fell, but {of_saved} (at least "
@@ -460,9 +469,11 @@ def launch_verdict(
         "context": list(mode.context),
     }
     facts = (
-        f"launches/step {base.launches:,g} → {mode.launches:,g} ({_change(l_drop)}), "
+        f"medians over steps: launches/step {base.launches:,g} → {mode.launches:,g} "
+        f"({_change(l_drop)}), "
         f"host_wait/step {base.host_wait_ns / 1000:,.1f} → {mode.host_wait_ns / 1000:,.1f} µs "
-        f"({_change(h_drop)}); mean profiled period saved {change.saved_ns / 1000:,.1f} µs/step, "
+        f"({_change(h_drop)}); means over steps: profiled period saved "
+        f"{change.saved_ns / 1000:,.1f} µs/step, "
         f"by host + sync wait {change.wait_saved_ns / 1000:,.1f} µs/step"
     )
 

@@ -225,13 +225,15 @@ class Analysis:
 
     def perfetto_hint(self) -> tuple[str, str | None]:
         """What the HTML report says about the Perfetto overlay: the command that writes it,
-        and the overlay file's URI when one already lies beside the trace (else ``None``)."""
+        and the overlay file's URI when one already lies in the working directory (where
+        ``traceviz export`` writes by default) or beside the trace (else ``None``)."""
         from traceviz.export.perfetto import default_output
 
         trace = Path(self._trace.meta.path)
         out = default_output(trace)
         command = f"traceviz export {trace.name} -o {out.name}"
-        return command, (out.resolve().as_uri() if out.is_file() else None)
+        found = next((p for p in (out, default_output(trace, trace.parent)) if p.is_file()), None)
+        return command, (found.resolve().as_uri() if found is not None else None)
 
     def export_perfetto(self, out: PathLike, *, force: bool = False) -> ExportResult:
         """Write the trace plus traceviz's overlay tracks for ui.perfetto.dev / chrome://tracing
@@ -241,14 +243,17 @@ class Analysis:
         return write_overlay(Path(self._trace.meta.path), Path(out), self._trace, self._result,
                              force=force)
 
-    def hta(self) -> HtaResult:
+    def hta(self, traceviz_overlap: float | None = None) -> HtaResult:
         """Holistic Trace Analysis's breakdowns for this trace (raises :class:`HtaMissingError`
-        when HTA is not installed)."""
+        when HTA is not installed). ``traceviz_overlap``: this rank's communication/computation
+        overlap by traceviz's definition (0–1, from the run's rank analysis), for the note
+        beside HTA's (``docs/hta.md``)."""
         from traceviz.holistic import hta_available, run_hta
 
         if not hta_available():
             raise HtaMissingError()
-        return run_hta(self._trace.meta.path, totals=self._result.totals)
+        return run_hta(self._trace.meta.path, totals=self._result.totals,
+                       traceviz_overlap=traceviz_overlap)
 
     def _repr_html_(self) -> str:
         from traceviz.api.notebook import analysis_html

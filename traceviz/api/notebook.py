@@ -2,8 +2,9 @@
 figure, so a notebook cell shows them without extra calls.
 
 Only formatting; every string is escaped. plotly is imported here, when a notebook asks for the
-HTML, never on ``import traceviz``. The figure loads plotly.js from its CDN (the notebook needs
-internet to draw it; the tables show regardless).
+HTML, never on ``import traceviz``. A figure embeds plotly.js inline by default (it draws
+offline; about 4.8 MB per figure output); :func:`set_plotlyjs` ``("cdn")`` opts in to loading it
+from plotly's CDN instead (small outputs, needs internet to draw).
 """
 
 from __future__ import annotations
@@ -16,7 +17,17 @@ if TYPE_CHECKING:
     from traceviz.api.comparison import Comparison
 
 _STYLE = {"WIN": "#1e6b34", "NO_WIN": "#3d4452", "REGRESSION": "#a12622",
-          "INCONCLUSIVE": "#7a5a00"}
+          "INCONCLUSIVE": "#7a5a00", "SKIPPED": "#2f4f75", "FAILED": "#6e2477"}
+#: Where notebook figures get plotly.js: "inline" (default, offline) or "cdn".
+_PLOTLYJS = {"mode": "inline"}
+
+
+def set_plotlyjs(mode: str) -> None:
+    """How notebook figures load plotly.js: ``"inline"`` (default: embedded, draws offline)
+    or ``"cdn"`` (a ``<script src>`` to cdn.plot.ly: small outputs, needs internet)."""
+    if mode not in ("inline", "cdn"):
+        raise ValueError(f"plotlyjs must be 'inline' or 'cdn', not {mode!r}")
+    _PLOTLYJS["mode"] = mode
 
 
 def _e(text: object) -> str:
@@ -32,7 +43,8 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 def _figure(fig: Any) -> str:
     import plotly.io as pio
 
-    return pio.to_html(fig, full_html=False, include_plotlyjs="cdn",
+    inline = _PLOTLYJS["mode"] == "inline"
+    return pio.to_html(fig, full_html=False, include_plotlyjs=True if inline else "cdn",
                        config={"displaylogo": False, "responsive": True})
 
 
@@ -58,7 +70,7 @@ def analysis_html(a: Analysis) -> str:
         ["GPU period / step (µs)", _num(s.period_us)],
         ["GPU busy / step (µs)", _num(s.gpu_busy_us)],
         ["host wait / step (µs)", _num(s.host_wait_us)],
-        ["cpu_bound_share", share],
+        ["cpu_bound_share (median step)", share],
         ["idle gaps", f"{s.gaps:,}"],
         ["CUDA-graph replays", f"{s.graph_replays:,}"],
         ["torch.compile markers", "yes" if s.compiled else "no"],
@@ -79,12 +91,15 @@ def comparison_html(c: Comparison, title: str | None = None) -> str:
     """Verdicts, per-mode headlines (when the comparison has them), the side-by-side table and
     the step-time figure."""
     from traceviz.report import figures
+    from traceviz.report.badges import badge, not_run_badges
     from traceviz.report.comparison_model import ROW_COLUMNS, row_cells
 
     r = c.result
+    not_run = not_run_badges(r.rows)
+    shown = [(v, badge(v.status, v.mode, not_run)) for v in r.verdicts]
     verdicts = [[_e(v.mode), _e(v.kind),
-                 f'<b style="color:{_STYLE.get(v.status, "inherit")}">{_e(v.status)}</b>',
-                 _e(v.explanation)] for v in r.verdicts]
+                 f'<b style="color:{_STYLE.get(b, "inherit")}">{_e(b)}</b>',
+                 _e(v.explanation)] for v, b in shown]
     parts = [f"<h3>{_e(title or c.report.title)}</h3>",
              f"<p>Baseline: {_e(r.baseline)}. Definitions: docs/comparison.md.</p>",
              _table(["mode", "verdict", "status", "why"], verdicts)]

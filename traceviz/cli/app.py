@@ -8,6 +8,8 @@ import sys
 
 import typer
 
+from traceviz.cli.version import VersionOpt
+
 app = typer.Typer(
     name="traceviz",
     help="Evidence from PyTorch profiler traces: did torch.compile / CUDA graphs cut kernel "
@@ -15,11 +17,12 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # commands inherit it
 )
 
 
 @app.callback()
-def _root() -> None:
+def _root(version: VersionOpt = False) -> None:
     """traceviz: did torch.compile / CUDA graphs cut kernel count and launch overhead?"""
 
 

@@ -16,6 +16,7 @@ import typer
 
 from traceviz.cli.errors import user_errors
 from traceviz.cli.strict import StrictOpt, enforce_strict
+from traceviz.cli.version import VersionOpt
 from traceviz.errors import OutputExistsError, UsageError
 from traceviz.output_guard import refuse_input_as_output
 
@@ -176,6 +177,7 @@ def compare(
     max_memory: MaxMemoryOpt = None,
     workers: WorkersOpt = None,
     strict: StrictOpt = False,
+    version: VersionOpt = False,
 ) -> None:
     """Compare modes: step time, kernels and launches per step, waterfall, verdicts."""
     apply_max_memory(max_memory)
@@ -199,17 +201,19 @@ def compare(
         enforce_strict(health)
 
 
-_EXPECT = re.compile(r"^(?P<mode>[^:=!]+):(?P<kind>[a-z]+)(?P<op>!?=)(?P<status>[A-Z_]+)$")
+_EXPECT = re.compile(r"^(?P<mode>[^:=!]+):(?P<kind>[A-Za-z]+)(?P<op>!?=)(?P<status>[A-Za-z_-]+)$")
 
 
 def parse_expectation(text: str) -> tuple[str, str, str, str]:
-    """``MODE:KIND=STATUS`` or ``MODE:KIND!=STATUS`` → (mode, kind, op, status)."""
+    """``MODE:KIND=STATUS`` or ``MODE:KIND!=STATUS`` → (mode, kind, op, status). KIND and
+    STATUS are read in any case (``speed=win``, ``Speed=No-Win`` → ``speed``, ``NO_WIN``)."""
     from traceviz.analyze.verdicts import KINDS, STATUSES
 
     m = _EXPECT.match(text.strip())
     if not m:
         raise UsageError(f"--expect {text!r}: expected MODE:KIND=STATUS, e.g. compile:fusion=WIN")
-    mode, kind, op, status = m["mode"], m["kind"], m["op"], m["status"]
+    mode, kind, op = m["mode"], m["kind"].lower(), m["op"]
+    status = m["status"].upper().replace("-", "_")
     if kind not in KINDS:
         raise UsageError(f"--expect {text!r}: kind must be one of {', '.join(KINDS)}")
     if status not in STATUSES:
@@ -232,6 +236,7 @@ def check(
     max_memory: MaxMemoryOpt = None,
     workers: WorkersOpt = None,
     strict: StrictOpt = False,
+    version: VersionOpt = False,
 ) -> None:
     """Exit 3 when an expected verdict does not hold (a CI regression gate); 0 when all do.
 

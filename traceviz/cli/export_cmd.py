@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from traceviz.cli.errors import user_errors
+from traceviz.cli.version import VersionOpt
 
 
 class ExportFormat(str, enum.Enum):
@@ -23,7 +24,8 @@ def export(
     out: Annotated[
         Path | None,
         typer.Option("-o", "--out", help="Output file; gzip-compressed when it ends in .gz "
-                     "(default: TRACE's name with .traceviz.json.gz, next to it)."),
+                     "(default: TRACE's name with .traceviz.json.gz, in the working directory, "
+                     "not beside TRACE)."),
     ] = None,
     fmt: Annotated[
         ExportFormat, typer.Option("--format", "-f", help="Output format (Chrome trace-event "
@@ -31,6 +33,7 @@ def export(
     ] = ExportFormat.perfetto,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")]
     = False,
+    version: VersionOpt = False,
 ) -> None:
     """Write TRACE plus overlay tracks (idle gaps by class, step periods, graph replays) in a
     `traceviz` process, to open in Perfetto or chrome://tracing."""

@@ -11,6 +11,7 @@ import typer
 
 from traceviz.cli.errors import user_errors
 from traceviz.cli.profile_defaults import DEFAULT_TIMEOUT_S, DEFAULT_TIMING_BUDGET_S
+from traceviz.cli.version import VersionOpt
 from traceviz.collect.mode_names import ALL_MODES
 
 _MODES_HELP = "'all' or a comma-separated list of: " + ", ".join(ALL_MODES)
@@ -71,6 +72,7 @@ def profile(
                      "did not finish, with its recorded settings (--force: even if the workload "
                      "file or the environment changed)."),
     ] = None,
+    version: VersionOpt = False,
 ) -> None:
     """Profile WORKLOAD in eager / torch.compile / CUDA-graph / Triton modes and compare them."""
     from traceviz.cli.profile_run import run

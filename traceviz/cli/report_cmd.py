@@ -42,6 +42,7 @@ from traceviz.cli.compare_cmd import (
 )
 from traceviz.cli.errors import fail, user_errors
 from traceviz.cli.strict import StrictOpt, enforce_strict
+from traceviz.cli.version import VersionOpt
 
 if TYPE_CHECKING:
     from traceviz.analyze.model import HealthWarning
@@ -86,8 +87,10 @@ MaxStepRowsOpt = Annotated[
 
 
 def _rank_set_payload(paths: list[str], fmt: Format, plotlyjs: str, workers: int | None,
-                      dask: str | None, force_ranks: bool = False) -> tuple[str, set[str]]:
-    """Render the multi-rank report; also return the rank traces that failed. Traces that
+                      dask: str | None, force_ranks: bool = False
+                      ) -> tuple[str, set[str], dict[str, float]]:
+    """Render the multi-rank report; also return the rank traces that failed and each rank
+    trace's communication/computation overlap share (for ``--hta``'s note). Traces that
     are not one run: :class:`~traceviz.errors.InconsistentRanksError` (nothing rendered),
     unless ``force_ranks``."""
     import traceviz
@@ -108,28 +111,33 @@ def _rank_set_payload(paths: list[str], fmt: Format, plotlyjs: str, workers: int
 
         raise InconsistentRanksError.of(ranks.inconsistency, tuple(
             w.code for w in ranks.result.health if w.code in INCONSISTENT_CODES))
-    return ranks.render(fmt.value, plotlyjs), {f.path for f in ranks.failed}
+    from traceviz.analyze.distributed.overlap import overlap_by_path
+
+    return (ranks.render(fmt.value, plotlyjs), {f.path for f in ranks.failed},
+            overlap_by_path(ranks.result))
 
 
 def _hta_sections(traces: list[Path], fmt: Format, payload: str,
-                  known: dict[Path, Analysis]) -> str:
+                  known: dict[Path, Analysis], overlaps: dict[str, float] | None = None) -> str:
     """Add the Holistic Trace Analysis section(s) (``--hta``) to a rendered report.
 
     JSON gets key ``hta`` (one trace: the result; a run dir: ``{trace file: result}``); Markdown
     and text get the Markdown section appended; HTML gets the escaped section before ``</main>``.
     HTA not installed: :class:`~traceviz.api.HtaMissingError` (the install line, exit 1); HTA's
-    own failures are notes inside the section, never a failed report.
+    own failures are notes inside the section, never a failed report. ``overlaps``: rank
+    trace path → traceviz's overlap share, beside HTA's in the notes.
     """
     import json
 
     import traceviz
     from traceviz.report.hta_section import hta_html, hta_markdown
 
+    by_path = {str(Path(k)): v for k, v in (overlaps or {}).items()}
     results = []
     for path in traces:
         print(f"running HTA on {path.name} …", file=sys.stderr)
         analysis = known.get(path) or traceviz.analyze(path)
-        results.append((path.name, analysis.hta()))
+        results.append((path.name, analysis.hta(by_path.get(str(path)))))
     if fmt is Format.json:
         doc = json.loads(payload)
         doc["hta"] = (results[0][1].to_dict() if len(results) == 1
@@ -187,7 +195,7 @@ def report(
     thresholds_file: ThresholdFileOpt = None,
     hta: Annotated[bool, typer.Option(
         "--hta", help="Add Holistic Trace Analysis's breakdowns and launch stats (needs "
-        "`pip install traceviz[hta]`).")] = False,
+        "`pip install 'traceviz\\[hta]'`).")] = False,
     max_memory: MaxMemoryOpt = None,
     workers: ReportWorkersOpt = None,
     dask: DaskOpt = None,
@@ -195,6 +203,7 @@ def report(
     force_ranks: ForceRanksOpt = False,
     strict: StrictOpt = False,
     max_step_rows: MaxStepRowsOpt = None,
+    version: VersionOpt = False,
 ) -> None:
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
     apply_max_memory(max_memory)
@@ -239,11 +248,12 @@ def report(
                else Path(f"{stem}.report.html"))
     refuse_input_as_output(output_path(fmt.value, out, default), target_args)
     OutputExistsError.refuse(output_path(fmt.value, out, default), force=force)
+    overlaps: dict[str, float] = {}
     if rank_traces is not None:
         if hta and urls:
             raise UsageError("--hta reads local trace files, not URLs")
-        payload, failed = _rank_set_payload(rank_traces, fmt, plotlyjs.value, workers, dask,
-                                            force_ranks)
+        payload, failed, overlaps = _rank_set_payload(rank_traces, fmt, plotlyjs.value,
+                                                      workers, dask, force_ranks)
         traces = [Path(t) for t in rank_traces if t not in failed]  # --hta: the analysed ones
     elif run_dir:
         if fmt is Format.text and out is None and not hta and sys.stdout.isatty():
@@ -265,7 +275,7 @@ def report(
         payload = rendered
         traces = [target]
     if hta:
-        payload = _hta_sections(traces, fmt, payload, analyses)
+        payload = _hta_sections(traces, fmt, payload, analyses, overlaps)
     emit(payload, fmt.value, out, default, force)
     if failed and not allow_missing_ranks:
         raise fail(f"{len(failed)} of {len(rank_traces or ())} "

@@ -72,10 +72,12 @@ class ExportResult:
     bytes_written: int  # uncompressed JSON bytes
 
 
-def default_output(trace: Path) -> Path:
-    """``run/eager.pt.trace.json.gz`` → ``run/eager.pt.trace.traceviz.json.gz``."""
+def default_output(trace: Path, folder: Path | None = None) -> Path:
+    """Where ``traceviz export`` writes without ``-o``: the working directory (``folder``
+    when given), not beside the trace, which often lies in a read-only or shared folder:
+    ``run/eager.pt.trace.json.gz`` → ``eager.pt.trace.traceviz.json.gz``."""
     stem = trace.name.removesuffix(".gz").removesuffix(".json")
-    return trace.with_name(stem + SUFFIX)
+    return (folder or Path()) / (stem + SUFFIX)
 
 
 def overlay_pid(trace: Trace) -> int:

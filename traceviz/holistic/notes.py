@@ -34,6 +34,12 @@ _WHY_STREAM = {
     "cuda_sync": " (CUDA synchronization events)",
     "cpu_op": " (CPU ops with an args.stream, as Triton launch ops have)",
 }
+#: Who issues the launch APIs HTA's launch statistics skip (driver API: not matched by name).
+_WHO_LAUNCHES = {
+    "cuLaunchKernel": " (Triton kernels, and cuBLAS kernels in eager mode)",
+    "cuLaunchKernelEx": " (NCCL collectives, among others)",
+    "cudaGraphLaunch": " (CUDA-graph replays)",
+}
 #: Lower-cased categories of GPU operations (current and torch 1.x spellings).
 GPU_OP_CATS = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"})
 
@@ -46,6 +52,7 @@ def definition_notes(result: HtaResult, totals: Totals | None = None) -> tuple[s
         *_filter_notes(result, totals),
         *_temporal_notes(result, totals),
         *_idle_notes(result),
+        *_overlap_notes(result),
     ]
     if result.rank_source.startswith("none"):
         notes.append("The trace has no distributedInfo; HTA indexes it as rank 0.")
@@ -68,12 +75,14 @@ def _launch_notes(result: HtaResult, totals: Totals | None) -> list[str]:
     seen = sum(c["calls"] for c in result.launch_calls.values())
     out = []
     if missed:
-        skipped = ", ".join(f"{api} ×{n:,}" for api, n in missed.items())
+        skipped = ", ".join(f"{api} ×{n:,}{_WHO_LAUNCHES.get(api, '')}"
+                            for api, n in missed.items())
         matched = ", ".join(a for a, c in result.launch_calls.items() if c["in_launch_stats"])
         out.append(
             f"HTA's kernel launch statistics cover {covered:,} of the {seen:,} launch call(s) "
             f"in its dataframe ({matched or 'none'}); they skip {skipped}, so those launches "
-            "get no launch delay or launch-call duration there."
+            "get no launch delay or launch-call duration there — eager-mode library launches "
+            "as well as the ones torch.compile and CUDA graphs change."
         )
     if totals is not None:
         out.append(
@@ -166,3 +175,17 @@ def _idle_notes(result: HtaResult) -> list[str]:
         "host wait means the launch call started after the previous op ended."
     )
     return [text]
+
+
+def _overlap_notes(result: HtaResult) -> list[str]:
+    hta = result.comm_comp_overlap_pct
+    if hta is None:
+        return []
+    text = (f"HTA's communication/computation overlap, {hta:.2f} % for rank {result.rank}, "
+            "divides the compute-covered time of the whole NCCL kernels — including the time "
+            "they spin waiting for the other ranks — by their length; traceviz counts only "
+            "each collective's transfer, from the last rank's arrival to its end")
+    tv = result.traceviz_overlap_pct
+    if tv is None:
+        return [text + " (it needs all ranks: traceviz report rank0 rank1 … --hta)."]
+    return [text + f": {tv:.2f} % of this rank's transfer time overlapped compute."]

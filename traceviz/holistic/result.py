@@ -39,6 +39,12 @@ class HtaResult:
         idle_time_breakdown: HTA's idle time breakdown rows (stream, category, µs, ratio).
         launch_stats: a summary of HTA's kernel launch statistics dataframe, or None.
         critical_path: a summary of HTA's critical path for one step, or None.
+        comm_comp_overlap_pct: HTA's ``get_comm_comp_overlap`` for ``rank``: % of the
+            union of its NCCL kernels (whole kernels, spin while waiting included) that
+            compute kernels overlap; None without NCCL kernels or when it failed.
+        traceviz_overlap_pct: traceviz's overlap for the same rank, % of its transfer time
+            after the last arrival covered by compute (needs the run's other ranks; None when
+            not given). See ``docs/hta.md``.
         notes: short factual notes on where HTA's definitions differ from traceviz's.
         errors: analysis name (``load``, ``temporal_breakdown``, ``idle_time_breakdown``,
             ``kernel_launch_stats``, ``critical_path``) → ``"ExceptionType: message"``.
@@ -58,6 +64,8 @@ class HtaResult:
     idle_time_breakdown: tuple[dict[str, Any], ...] = ()
     launch_stats: dict[str, Any] | None = None
     critical_path: dict[str, Any] | None = None
+    comm_comp_overlap_pct: float | None = None
+    traceviz_overlap_pct: float | None = None
     notes: tuple[str, ...] = ()
     errors: dict[str, str] = field(default_factory=dict)
 
@@ -78,6 +86,8 @@ class HtaResult:
             "idle_time_breakdown": _plain(list(self.idle_time_breakdown)),
             "launch_stats": _plain(self.launch_stats),
             "critical_path": _plain(self.critical_path),
+            "comm_comp_overlap_pct": _plain(self.comm_comp_overlap_pct),
+            "traceviz_overlap_pct": _plain(self.traceviz_overlap_pct),
             "notes": list(self.notes),
             "errors": dict(self.errors),
         }

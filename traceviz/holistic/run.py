@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import math
 import os
 import shutil
 import tempfile
@@ -81,6 +82,7 @@ def run_hta(
     trace_path: str | Path,
     rank: int | None = None,
     totals: Totals | None = None,
+    traceviz_overlap: float | None = None,
 ) -> HtaResult:
     """Run HTA's temporal breakdown, idle time breakdown, kernel launch statistics and
     critical path (one step, single rank) on one trace file.
@@ -91,6 +93,9 @@ def run_hta(
             HTA itself would).
         totals: traceviz's ``Analysis.totals`` for the same trace, to phrase the notes on
             definition differences with both sides' numbers (optional).
+        traceviz_overlap: traceviz's communication/computation overlap share of this rank
+            (:func:`traceviz.analyze.distributed.overlap.transfer_overlap_share`, 0–1), when
+            the run's other ranks were analysed, for the overlap note (optional).
 
     Returns:
         An :class:`HtaResult`; HTA errors are recorded in it, not raised.
@@ -130,6 +135,8 @@ def run_hta(
             errors["load"] = _describe(exc)
         else:
             fields, errors = _run_analyses(analysis, df, rank)
+    if traceviz_overlap is not None:
+        fields["traceviz_overlap_pct"] = 100 * traceviz_overlap
     result = HtaResult(
         hta_version=hta_version,
         ns_rounding_disabled=ns_rounding_disabled,
@@ -230,6 +237,7 @@ def _run_analyses(
         ("idle_time_breakdown", lambda: _idle(analysis, rank)),
         ("kernel_launch_stats", lambda: _launch_stats(analysis, df, names, rank)),
         ("critical_path", lambda: _critical_path(analysis, df, names, rank)),
+        ("comm_comp_overlap", lambda: _comm_overlap(analysis, rank)),
     ]
     for name, step in steps:
         try:
@@ -237,6 +245,14 @@ def _run_analyses(
         except Exception as exc:  # any HTA failure becomes a note
             errors[name] = _describe(exc)
     return fields, errors
+
+
+def _comm_overlap(analysis: Any, rank: int) -> dict[str, Any]:
+    """HTA's communication/computation overlap of ``rank`` in % (None: no NCCL kernel, where
+    HTA divides by a zero communication time)."""
+    table = analysis.get_comm_comp_overlap(visualize=False)
+    value = float(table[table["rank"] == rank].iloc[0]["comp_comm_overlap_pctg"])
+    return {"comm_comp_overlap_pct": value if math.isfinite(value) else None}
 
 
 def _describe(exc: BaseException) -> str:

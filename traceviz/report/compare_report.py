@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from traceviz.analyze.compare import Comparison, ModeInput, compare
+from traceviz.analyze.distributed.rank_input import RankFacts
 from traceviz.analyze.verdicts import Thresholds
 from traceviz.errors import UsageError
 from traceviz.report.comparison_model import build_comparison_report
 from traceviz.report.model import Report
+from traceviz.report.rank_inputs import RankSetInput
 from traceviz.report.run_dir import MANIFEST, is_run_dir
 
 FORMATS = ("html", "json", "md", "text")
@@ -32,6 +34,8 @@ class Inputs:
     modes: list[ModeInput]
     source: str  # the run dir, or the trace paths joined
     manifest: dict[str, Any] | None  # the whole run manifest, if any
+    rank_facts: dict[str, RankFacts] = field(default_factory=dict)  # single rank traces
+    rank_sets: tuple[RankSetInput, ...] = ()  # rank directories, one per mode
 
 
 def _analyze(path: Path) -> tuple[Any, str | None]:
@@ -97,29 +101,75 @@ def load_run_dir(run_dir: Path) -> Inputs:
     return Inputs(inputs, str(run_dir), manifest)
 
 
+def trace_labels(paths: list[Path]) -> list[str]:
+    """One mode name per trace file, after the file (``eager.pt.trace.json.gz`` → ``eager``);
+    files of one name in different folders (``a/rank0.json``, ``b/rank0.json``) are named
+    ``folder/name``; ``#2``, ``#3`` tell apart any still equal."""
+    labels = [_TRACE_SUFFIX.sub("", p.name) or p.name for p in paths]
+    folders = [p.absolute().parent for p in paths]
+    for label in set(labels):
+        same = [i for i, x in enumerate(labels) if x == label]
+        if len({folders[i] for i in same}) > 1:
+            for i in same:
+                labels[i] = f"{folders[i].name}/{label}"
+    out: list[str] = []
+    for label in labels:
+        shown, n = label, 2
+        while shown in out:
+            shown, n = f"{label}#{n}", n + 1
+        out.append(shown)
+    return out
+
+
 def load_traces(paths: list[Path]) -> Inputs:
-    """One mode per trace file, named after the file (``eager.pt.trace.json.gz`` → ``eager``)."""
+    """One mode per trace file (:func:`trace_labels`); the rank and NCCL share of each trace
+    that is a rank of a distributed run (warned about: :mod:`traceviz.report.rank_inputs`)."""
+    from traceviz.analyze.analysis import analyze
+    from traceviz.analyze.distributed.rank_input import rank_facts
+    from traceviz.trace import load
+
     inputs: list[ModeInput] = []
-    seen: set[str] = set()
-    for p in paths:
-        label = _TRACE_SUFFIX.sub("", p.name) or p.name
-        base, n = label, 2
-        while label in seen:
-            label, n = f"{base}#{n}", n + 1
-        seen.add(label)
-        analysis, device = _analyze(p)
+    facts: dict[str, RankFacts] = {}
+    for label, p in zip(trace_labels(paths), paths, strict=True):
+        trace = load(p)
+        analysis = analyze(trace)
+        device = ", ".join(sorted({d.name for d in trace.meta.devices})) or None
+        found = rank_facts(trace, analysis)
+        if found is not None:
+            facts[label] = found
         inputs.append(ModeInput(label, str(p), analysis, None, device))
-    return Inputs(inputs, ", ".join(str(p) for p in paths), None)
+    return Inputs(inputs, ", ".join(str(p) for p in paths), None, facts)
+
+
+def load_rank_dirs(folders: list[Path]) -> Inputs:
+    """One mode per directory of rank traces, through the multi-rank analysis
+    (:mod:`traceviz.report.rank_inputs`)."""
+    from traceviz.analyze.distributed.launch import launch_evidence
+    from traceviz.report.rank_inputs import folder_labels, load_rank_set
+
+    sets = tuple(load_rank_set(mode, f) for mode, f in zip(folder_labels(folders), folders,
+                                                           strict=True))
+    modes = [ModeInput(s.mode, str(s.slowest_path), s.slowest_analysis, None, s.device,
+                       launch_evidence(s.ranks)) for s in sets]
+    return Inputs(modes, ", ".join(str(f) for f in folders), None, rank_sets=sets)
 
 
 def load_inputs(paths: list[Path]) -> Inputs:
-    """A single run directory, or two or more trace files."""
+    """A single run directory, two or more trace files, or two or more directories of rank
+    traces (one mode each)."""
+    from traceviz.report.rank_inputs import rank_traces
+
     if len(paths) == 1 and is_run_dir(paths[0]):
         return load_run_dir(paths[0])
     dirs = [p for p in paths if p.is_dir()]
+    if dirs and len(dirs) == len(paths) >= 2 and all(rank_traces(d) and not is_run_dir(d)
+                                                     for d in dirs):
+        return load_rank_dirs(dirs)
     if dirs:
-        raise UsageError(f"{dirs[0]}: not a run directory (no {MANIFEST}); pass trace files "
-                         "or one run directory")
+        raise UsageError(f"{dirs[0]}: not a run directory (no {MANIFEST}) nor, with another "
+                         "such directory, a directory of rank traces (rank<N> in the file "
+                         "names); pass trace files, one run directory, or two or more rank "
+                         "directories")
     if len(paths) < 2:
         raise UsageError("compare needs a run directory or at least two traces")
     return load_traces(paths)
@@ -144,6 +194,10 @@ def _facts(inputs: Inputs, comparison: Comparison) -> list[tuple[str, str]]:
     if m.get("created"):
         facts.append(("run started", str(m["created"])))
     facts.append(("baseline", comparison.baseline))
+    if inputs.rank_sets:
+        from traceviz.report.rank_inputs import rank_set_fact
+
+        facts += [rank_set_fact(r) for r in inputs.rank_sets]
     for i in inputs.modes:  # profile --nproc: each mode's straggler, from its ranks report
         summary = (i.manifest or {}).get("ranks_summary") or {}
         sentence = (summary.get("straggler") or {}).get("sentence")
@@ -154,7 +208,9 @@ def _facts(inputs: Inputs, comparison: Comparison) -> list[tuple[str, str]]:
 
 
 def _warnings(inputs: Inputs) -> list[str]:
-    out = []
+    from traceviz.report.rank_inputs import rank_warnings
+
+    out = rank_warnings(inputs.rank_facts)
     devices = {i.device for i in inputs.modes if i.device}
     if len(devices) > 1:
         out.append("the traces come from different GPUs (" + ", ".join(sorted(devices))
@@ -225,7 +281,10 @@ _WATERFALL_STATISTIC = {
 
 def comparison_to_dict(comparison: Comparison, report: Report) -> dict[str, Any]:
     """The comparison JSON: rows, waterfalls (µs), verdicts, thresholds and every figure."""
+    from traceviz.report.badges import badge, not_run_badges
+
     figures = {f.id: json.loads(f.figure.to_json()) for f in report.figures()}
+    not_run = not_run_badges(comparison.rows)
     return {
         "schema": SCHEMA,
         "title": report.title,
@@ -244,8 +303,10 @@ def comparison_to_dict(comparison: Comparison, report: Report) -> dict[str, Any]
             for w in comparison.waterfalls
         ],
         "unprofiled": {mode: s.as_dict() for mode, s in comparison.unprofiled.items()},
-        "headline": {h.mode: h.as_dict() for h in comparison.headlines},
-        "verdicts": [v.as_dict() for v in comparison.verdicts],
+        "headline": {h.mode: {**h.as_dict(), "badge": badge(h.speed_status, h.mode, not_run)}
+                     for h in comparison.headlines},
+        "verdicts": [{**v.as_dict(), "badge": badge(v.status, v.mode, not_run)}
+                     for v in comparison.verdicts],
         "thresholds": comparison.thresholds.as_dict(),
         "notes": list(comparison.notes),
         "figures": figures,
@@ -254,7 +315,8 @@ def comparison_to_dict(comparison: Comparison, report: Report) -> dict[str, Any]
 
 #: Priorities of the comparison table's columns in a narrow terminal (higher stays longer).
 _ROW_PRIORITY = {"mode": 1000, "status": 9, "step ms (p10–p90)": 8, "kernels/step": 7,
-                 "launches/step": 6, "busy ms/step": 5, "cpu-bound": 4, "profiled ms": 3,
+                 "launches/step": 6, "busy ms/step": 5, "cpu-bound (median step)": 4,
+                 "profiled ms": 3,
                  "outputs": 2, "first call": 1, "kernels/launch": 1, "inflation": 0,
                  "stacked": 0, "peak mem": 0}
 
@@ -274,12 +336,20 @@ def render_text(comparison: Comparison, width: int | None = None) -> Any:
                for name, numeric in ROW_COLUMNS]
     rows = fit_table(columns, [row_cells(r) for r in comparison.rows], width,
                      title=f"Modes (baseline {comparison.baseline})")
+    from traceviz.report.badges import badge, not_run_badges
+
     style = {"WIN": "bold green", "NO_WIN": "bold", "REGRESSION": "bold red",
-             "INCONCLUSIVE": "bold yellow"}
+             "INCONCLUSIVE": "bold yellow", "SKIPPED": "bold blue", "FAILED": "bold magenta"}
+    not_run = not_run_badges(comparison.rows)
+
+    def status_cell(status: str, mode: str) -> Text:
+        shown = badge(status, mode, not_run)
+        return Text(shown, style=style[shown])
+
     heads = fit_table(
         [Column("mode", priority=KEEP), Column("speed", priority=KEEP),
          Column("speed-up", priority=5), Column("headline", priority=KEEP, abbreviate_to=20)],
-        [(h.mode, Text(h.speed_status, style=style[h.speed_status]), speedup_cell(h), h.text)
+        [(h.mode, status_cell(h.speed_status, h.mode), speedup_cell(h), h.text)
          for h in comparison.headlines], width,
         title=f"Headline (baseline {comparison.baseline})")
     evidence = {h.mode: h.evidence_source or "–" for h in comparison.headlines}
@@ -287,7 +357,7 @@ def render_text(comparison: Comparison, width: int | None = None) -> Any:
         [Column("mode", priority=KEEP), Column("verdict", priority=KEEP),
          Column("status", priority=KEEP), Column("evidence", priority=1),
          Column("why", priority=KEEP, abbreviate_to=20)],
-        [(v.mode, v.kind, Text(v.status, style=style[v.status]),
+        [(v.mode, v.kind, status_cell(v.status, v.mode),
           str(v.evidence.get("evidence_source") or evidence.get(v.mode, "–")), v.explanation)
          for v in comparison.verdicts], width, title="Verdicts")
     parts = [heads, rows]

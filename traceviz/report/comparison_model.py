@@ -8,6 +8,7 @@ from traceviz.analyze.compare import Comparison, ComparisonRow
 from traceviz.analyze.headline import Headline
 from traceviz.analyze.verdicts import Verdict
 from traceviz.report import figures
+from traceviz.report.badges import badge, not_run_badges
 from traceviz.report.model import Figure, Report, Section, Table, mib, ms, num, table
 from traceviz.report.units import pct
 from traceviz.report.unprofiled_section import unprofiled_section, waterfall_section
@@ -42,7 +43,7 @@ def row_cells(r: ComparisonRow) -> tuple[str, ...]:
 ROW_COLUMNS = [
     ("mode", False), ("status", False), ("step ms (p10–p90)", True), ("profiled ms", True),
     ("inflation", True), ("stacked", True), ("kernels/step", True), ("launches/step", True),
-    ("kernels/launch", True), ("busy ms/step", True), ("cpu-bound", True),
+    ("kernels/launch", True), ("busy ms/step", True), ("cpu-bound (median step)", True),
     ("first call", True), ("peak mem", True), ("outputs", False),
 ]
 
@@ -57,22 +58,28 @@ def speedup_cell(h: Headline | None) -> str:
     return f"{h.speedup:.2f} ({'profiled' if h.evidence_source == 'trace' else 'unpaired'})"
 
 
-def headline_table(headlines: tuple[Headline, ...]) -> Table:
-    """One line per mode: its speed status, speed-up with CI, and the headline."""
+def headline_table(headlines: tuple[Headline, ...],
+                   not_run: dict[str, str] | None = None) -> Table:
+    """One line per mode: its speed badge (:mod:`traceviz.report.badges`; ``not_run``: the
+    modes that did not run), speed-up with CI, and the headline."""
+    skipped = not_run or {}
     return Table(
         "tbl-headlines", "Headline per mode",
         ("mode", "speed", "speed-up", "headline"),
-        tuple((h.mode, h.speed_status, speedup_cell(h), h.text) for h in headlines),
+        tuple((h.mode, badge(h.speed_status, h.mode, skipped), speedup_cell(h), h.text)
+              for h in headlines),
         (False, False, True, False),
     )
 
 
-def verdict_table(verdicts: tuple[Verdict, ...], headlines: tuple[Headline, ...] = ()) -> Table:
+def verdict_table(verdicts: tuple[Verdict, ...], headlines: tuple[Headline, ...] = (),
+                  not_run: dict[str, str] | None = None) -> Table:
     by_mode = {h.mode: h for h in headlines}
+    skipped = not_run or {}
     return Table(
         "tbl-verdicts", "Verdicts",
         ("mode", "verdict", "status", "speed-up", "evidence", "why"),
-        tuple((v.mode, v.kind, v.status, speedup_cell(by_mode.get(v.mode)),
+        tuple((v.mode, v.kind, badge(v.status, v.mode, skipped), speedup_cell(by_mode.get(v.mode)),
                str(v.evidence.get("evidence_source") or "–"), v.explanation)
               for v in verdicts),
         (False, False, False, True, False, False),
@@ -85,6 +92,7 @@ def build_comparison_report(
 ) -> Report:
     """The comparison report: verdicts, the comparison table, figures, waterfalls, diagnostics."""
     c = comparison
+    not_run = not_run_badges(c.rows)
     sections: list[Section] = [
         Section("headline", "Headline",
                 f"Each mode against the baseline {c.baseline!r}: the outcome on the stopwatch "
@@ -92,7 +100,7 @@ def build_comparison_report(
                 "a bootstrap CI; unpaired: separate-process medians; profiled: the traces' GPU "
                 "period), where the time went (without the profiler when the run has the "
                 "unprofiled split, else in the profiled trace, said so), the counts, and what "
-                "to know about the mode.", (headline_table(c.headlines),)),
+                "to know about the mode.", (headline_table(c.headlines, not_run),)),
         Section("verdicts", "Verdicts",
                 "speed: the CI (or the unpaired / profiled evidence) against ±min_speedup. "
                 "fusion: fewer kernels and GPU busy (lean trace) down beyond its step-to-step "
@@ -103,14 +111,15 @@ def build_comparison_report(
                 "without the split (trace files, older runs) the profiled-trace rule, said so "
                 "in the verdict. Thresholds are listed at the end of the report; rules in "
                 "docs/comparison.md.",
-                (verdict_table(c.verdicts, c.headlines),)),
+                (verdict_table(c.verdicts, c.headlines, not_run),)),
         Section("modes", "Modes side by side",
                 "step ms: unprofiled step time from the run manifest (median, p10–p90). "
                 "profiled ms: GPU period per step under the profiler (median, lean trace); "
                 "inflation = profiled wall time per step (manifest; else the GPU period) / "
                 "unprofiled, of the lean trace; stacked: the same of the stacked trace. "
                 "Per-step counts and times are medians over the steps with GPU work; "
-                "cpu-bound = cpu_bound_share, (host wait + sync wait) / period; "
+                "cpu-bound (median step) = the median over those steps of cpu_bound_share, "
+                "(host wait + sync wait) / period; "
                 "kernels/launch counts all GPU activities per launch call.",
                 (table("tbl-modes", "Comparison", ROW_COLUMNS,
                         [row_cells(r) for r in c.rows]),

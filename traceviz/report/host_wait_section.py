@@ -118,15 +118,21 @@ def top_table_rows(h: HostWaitSources) -> list[tuple[str, str, str, str, str]]:
 COLUMNS = ("source", "inclusive µs", "share", "self µs", "gaps")
 
 
-def summary_sentence(h: HostWaitSources, cpu_bound_share: float | None) -> str | None:
-    """"86% CPU-bound: 31% of it in `A`, 18% in `B`, …" — the largest informative sources
-    (:func:`~traceviz.analyze.host_wait.informative_sources`: the deepest call paths holding
-    at least 10% of the host wait), by their display names."""
+#: What a whole-trace share is over, as the reports label it.
+WHOLE = "whole trace"
+
+
+def summary_sentence(h: HostWaitSources, cpu_bound_share: float | None,
+                     over: str = WHOLE) -> str | None:
+    """"86% CPU-bound (whole trace): 31% of it in `A`, 18% in `B`, …" — the largest
+    informative sources (:func:`~traceviz.analyze.host_wait.informative_sources`: the deepest
+    call paths holding at least 10% of the host wait), by their display names. ``over`` says
+    what ``cpu_bound_share`` is over (the trace's: :data:`WHOLE`)."""
     total = h.total_ns
     if total <= 0 or cpu_bound_share is None:
         return None
     named = informative_sources(h)[:SUMMARY_SOURCES]
-    head = f"{pct(cpu_bound_share)} CPU-bound"
+    head = f"{pct(cpu_bound_share)} CPU-bound ({over})"
     if not named:
         return head
     parts = [f"{pct(ns / total)} {'of it ' if i == 0 else ''}in `{display_name(source)}`"

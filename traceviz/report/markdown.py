@@ -10,7 +10,8 @@ import html
 
 from traceviz.report.model import Figure, Report, Table
 
-_STATUS_ICON = {"WIN": "✅", "NO_WIN": "➖", "REGRESSION": "❌", "INCONCLUSIVE": "❔"}
+_STATUS_ICON = {"WIN": "✅", "NO_WIN": "➖", "REGRESSION": "❌", "INCONCLUSIVE": "❔",
+                "SKIPPED": "⏭️", "FAILED": "💥"}
 
 
 def _md(text: str) -> str:

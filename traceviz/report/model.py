@@ -16,7 +16,7 @@ from traceviz.analyze.model import Analysis
 from traceviz.analyze.verdicts import Verdict
 from traceviz.report import figures
 from traceviz.report.elements import Figure, Section, Table
-from traceviz.report.host_wait_section import host_wait_section, summary_sentence
+from traceviz.report.host_wait_section import WHOLE, host_wait_section, summary_sentence
 from traceviz.report.step_rows import (
     capped,
     capped_note,
@@ -104,10 +104,13 @@ def _trace_facts(trace: Trace, analysis: Analysis) -> list[tuple[str, str]]:
         ("GPU activities", f"{t.activities:,} ({t.kernels:,} kernels, {t.memcpys:,} memcpy, "
                            f"{t.memsets:,} memset); {t.unattributed:,} outside every step"),
         ("launch calls", f"{t.launches:,} ({t.graph_launches:,} CUDA-graph launches)"),
-        ("cpu_bound_share", pct(t.cpu_bound_share) + " of the summed step periods"),
+        ("cpu_bound_share (whole trace)", pct(t.cpu_bound_share) + ": host + sync wait over "
+         "the summed step periods"),
+        ("cpu_bound_share (median step)", pct(analysis.per_step.cpu_bound_share)
+         + ": the median over the steps with GPU work"),
     ]
     sentence = analysis.host_wait_sources and summary_sentence(analysis.host_wait_sources,
-                                                               t.cpu_bound_share)
+                                                               t.cpu_bound_share, WHOLE)
     if sentence:
         facts.append(("host wait by source", sentence))
     return facts
@@ -170,20 +173,19 @@ def _per_step_section(analysis: Analysis, max_step_rows: int | None = None) -> S
     )
 
 
-def _kernel_section(analysis: Analysis) -> Section:
-    items: list[Table | Figure] = []
-    if analysis.kernel_families:
-        items.append(Figure("fig-families", figures.kernel_families(analysis)))
-    items.append(table(
+def kernel_tables(analysis: Analysis) -> tuple[Table, ...]:
+    """The top kernels by GPU time and, when there are any, the Triton kernels with what
+    Inductor fused into them (every format shows them)."""
+    tables = [table(
         "tbl-kernels", "Top kernels by GPU time",
         [("kernel", False), ("family", False), ("count", True), ("total ms", True),
          ("mean µs", True), ("min µs", True), ("max µs", True)],
         [(k.name, k.family, num(k.count), f"{k.total_ns / 1e6:,.3f}", us(k.mean_ns, 2),
           us(k.min_ns, 2), us(k.max_ns, 2)) for k in analysis.top_kernels],
         clip=(True,),
-    ))
+    )]
     if analysis.triton_kernels:
-        items.append(table(
+        tables.append(table(
             "tbl-triton", "Triton kernels and what Inductor fused into them",
             [("kernel", False), ("kind", False), ("fused ops", False), ("count", True),
              ("total ms", True)],
@@ -191,11 +193,25 @@ def _kernel_section(analysis: Analysis) -> Section:
               f"{k.total_ns / 1e6:,.3f}") for k in analysis.triton_kernels],
             clip=(True,),
         ))
+    return tuple(tables)
+
+
+def _kernel_section(analysis: Analysis) -> Section:
+    items: list[Table | Figure] = []
+    if analysis.kernel_families:
+        items.append(Figure("fig-families", figures.kernel_families(analysis)))
+    items.extend(kernel_tables(analysis))
     return Section("kernels", "Kernels", "Whole-trace GPU time per kernel family and kernel.",
                    tuple(items))
 
 
-def _graph_section(analysis: Analysis) -> Section | None:
+#: The graph-replay section's introduction.
+GRAPHS_INTRO = ("Each graph launch call and the activities it replayed; in-graph gaps are idle "
+                "time between a graph's own nodes.")
+
+
+def graph_table(analysis: Analysis) -> Table | None:
+    """One row per CUDA-graph replay (``None``: the trace has none)."""
     if not analysis.graph_replays:
         return None
     rows = [
@@ -203,23 +219,26 @@ def _graph_section(analysis: Analysis) -> Section | None:
          us(r.launch_to_first_ns), us(r.span_ns), us(r.busy_ns), us(r.internal_gap_ns))
         for r in analysis.graph_replays
     ]
-    return Section(
-        "graphs", "CUDA graph replays",
-        "Each graph launch call and the activities it replayed; in-graph gaps are idle time "
-        "between a graph's own nodes.",
-        (table("tbl-graphs", "Graph replays",
-                [("step", False), ("launch", False), ("nodes", True), ("kernels", True),
-                 ("launch call µs", True), ("launch → first µs", True), ("span µs", True),
-                 ("busy µs", True), ("in-graph gaps µs", True)], rows),),
-    )
+    return table("tbl-graphs", "Graph replays",
+                 [("step", False), ("launch", False), ("nodes", True), ("kernels", True),
+                  ("launch call µs", True), ("launch → first µs", True), ("span µs", True),
+                  ("busy µs", True), ("in-graph gaps µs", True)], rows)
 
 
-def _compile_section(analysis: Analysis) -> Section:
+def _graph_section(analysis: Analysis) -> Section | None:
+    graphs = graph_table(analysis)
+    if graphs is None:
+        return None
+    return Section("graphs", "CUDA graph replays", GRAPHS_INTRO, (graphs,))
+
+
+def compile_parts(analysis: Analysis) -> tuple[str, Table | None]:
+    """The torch.compile section's introduction and its per-step table (``None``: no
+    torch.compile markers in the trace)."""
     c = analysis.compile
     if not c.compiled:
-        return Section("compile", "torch.compile",
-                       "No torch.compile markers (compiled regions, CompiledFxGraph calls) "
-                       "in this trace.", ())
+        return ("No torch.compile markers (compiled regions, CompiledFxGraph calls) in this "
+                "trace.", None)
     rows = [
         (s.step, num(s.regions), str(len(s.frames)), num(s.graph_breaks), us(s.cache_lookup_ns),
          num(s.compiled_graph_calls), num(s.input_copies), num(s.in_window_compiles))
@@ -227,27 +246,37 @@ def _compile_section(analysis: Analysis) -> Section:
     ]
     intro = (f"{c.triton_kernels:,} Triton kernel activities. Recompiled regions: "
              f"{', '.join(c.recompiled_regions) or 'none'}. " + " ".join(c.notes))
-    return Section(
-        "compile", "torch.compile structure", intro.strip(),
-        (table("tbl-compile", "Per step",
-                [("step", False), ("compiled regions", True), ("frames", True),
-                 ("graph breaks", True), ("cache lookup µs", True), ("CompiledFxGraph calls", True),
-                 ("cudagraph input copies", True), ("compiles in window", True)], rows),),
-    )
+    return intro.strip(), table(
+        "tbl-compile", "Per step",
+        [("step", False), ("compiled regions", True), ("frames", True),
+         ("graph breaks", True), ("cache lookup µs", True), ("CompiledFxGraph calls", True),
+         ("cudagraph input copies", True), ("compiles in window", True)], rows)
 
 
-def _gap_section(analysis: Analysis) -> Section:
+def _compile_section(analysis: Analysis) -> Section:
+    intro, per_step = compile_parts(analysis)
+    if per_step is None:
+        return Section("compile", "torch.compile", intro, ())
+    return Section("compile", "torch.compile structure", intro, (per_step,))
+
+
+def gap_table(analysis: Analysis) -> Table:
+    """Idle-gap statistics per class over all steps."""
     rows = [
         (g.gap_class, num(g.count), us(g.p50_ns, 2), us(g.p90_ns, 2), us(g.max_ns, 2),
          us(g.sum_ns))
         for g in analysis.gap_stats if g.scope == "all"
     ]
+    return table("tbl-gaps", "Gap statistics (all steps)",
+                 [("class", False), ("gaps", True), ("p50 µs", True), ("p90 µs", True),
+                  ("max µs", True), ("sum µs", True)], rows)
+
+
+def _gap_section(analysis: Analysis) -> Section:
     items: list[Table | Figure] = []
     if len(analysis.gaps):
         items.append(Figure("fig-gaps", figures.gap_histogram(analysis)))
-    items.append(table("tbl-gaps", "Gap statistics (all steps)",
-                        [("class", False), ("gaps", True), ("p50 µs", True), ("p90 µs", True),
-                         ("max µs", True), ("sum µs", True)], rows))
+    items.append(gap_table(analysis))
     return Section("gaps", "Idle gaps", "Every idle hole inside a step's GPU period, by class.",
                    tuple(items))
 

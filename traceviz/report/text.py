@@ -10,7 +10,8 @@ from rich.text import Text
 
 from traceviz.analyze.model import Analysis
 from traceviz.report.fit import KEEP, Column, fit_table
-from traceviz.report.host_wait_section import summary_sentence, text_table
+from traceviz.report.host_wait_section import WHOLE, summary_sentence, text_table
+from traceviz.report.model import compile_parts, gap_table, graph_table, kernel_tables
 from traceviz.report.step_rows import (
     capped,
     capped_note,
@@ -19,6 +20,7 @@ from traceviz.report.step_rows import (
     stats_rows,
     step_summary,
 )
+from traceviz.report.text_tables import rich_table
 from traceviz.report.units import pct
 from traceviz.trace import Trace
 
@@ -38,7 +40,8 @@ STEP_COLUMNS = (
 
 def render_text(trace: Trace, a: Analysis, width: int | None = None,
                 max_step_rows: int | None = None) -> Group:
-    """A rich renderable: header, per-step table, totals, health. ``width``: fit the per-step
+    """A rich renderable: header, per-step table, totals, host-wait sources, the gap, kernel,
+    CUDA-graph and torch.compile tables (as in Markdown / HTML), health. ``width``: fit the per-step
     table to this many columns (dropping the least important ones; ``None``: all columns).
     At most ``max_step_rows`` steps are listed (``None``: the default, 1000; the first and
     last halves, :func:`~traceviz.report.step_rows.shown_steps`), then statistics over all."""
@@ -69,7 +72,8 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None,
         ("GPU period / step (µs)", _us(p.period_ns)),
         ("GPU busy / step (µs)", _us(p.gpu_busy_ns)),
         ("host wait / step (µs)", _us(p.host_wait_ns)),
-        ("CPU-bound share", pct(p.cpu_bound_share, 1)),
+        ("CPU-bound share (median step)", pct(p.cpu_bound_share, 1)),
+        ("CPU-bound share (whole trace)", pct(t.cpu_bound_share, 1)),
         ("activities attributed / total", f"{t.attributed:,} / {t.activities:,}"),
         ("Triton kernels / graph launches", f"{t.triton_kernels:,} / {t.graph_launches:,}"),
     ):
@@ -81,13 +85,29 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None,
     parts.append(summary)
     hw = a.host_wait_sources
     if hw is not None and hw.total_ns > 0:
-        parts += [text_table(hw), Text(summary_sentence(hw, t.cpu_bound_share) or "")]
+        parts += [text_table(hw), Text(summary_sentence(hw, t.cpu_bound_share, WHOLE) or "")]
+    parts += _detail_tables(a, width)
     if a.health:
         health = Text("Trace health\n", style="bold yellow")
         for h in a.health:
             health.append(f"  ! {h.message}\n", style="yellow")
         parts.append(health)
     return Group(*parts)
+
+
+def _detail_tables(a: Analysis, width: int | None) -> list:
+    """The gap, kernel, CUDA-graph and torch.compile tables of the Markdown / HTML report."""
+    gaps = gap_table(a)
+    out: list = [rich_table(gaps, width)] if gaps.rows else []
+    out += [rich_table(k, width) for k in kernel_tables(a)]
+    graphs = graph_table(a)
+    if graphs is not None:
+        out.append(rich_table(graphs, width))
+    intro, per_step = compile_parts(a)
+    out.append(Text(f"torch.compile: {intro}"))
+    if per_step is not None:
+        out.append(rich_table(per_step, width))
+    return out
 
 
 def _stats_table(a: Analysis) -> Table:
