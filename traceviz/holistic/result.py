@@ -39,6 +39,9 @@ class HtaResult:
         idle_time_breakdown: HTA's idle time breakdown rows (stream, category, µs, ratio).
         launch_stats: a summary of HTA's kernel launch statistics dataframe, or None.
         critical_path: a summary of HTA's critical path for one step, or None.
+        comm_comp_overlap_pct: HTA's ``get_comm_comp_overlap`` for ``rank`` (percent of the
+            communication kernels' union overlapped by compute kernels), or None when the
+            trace has no communication kernel (HTA divides by zero then).
         notes: short factual notes on where HTA's definitions differ from traceviz's.
         errors: analysis name (``load``, ``temporal_breakdown``, ``idle_time_breakdown``,
             ``kernel_launch_stats``, ``critical_path``) → ``"ExceptionType: message"``.
@@ -58,6 +61,7 @@ class HtaResult:
     idle_time_breakdown: tuple[dict[str, Any], ...] = ()
     launch_stats: dict[str, Any] | None = None
     critical_path: dict[str, Any] | None = None
+    comm_comp_overlap_pct: float | None = None
     notes: tuple[str, ...] = ()
     errors: dict[str, str] = field(default_factory=dict)
 
@@ -80,6 +84,8 @@ class HtaResult:
             "critical_path": _plain(self.critical_path),
             "notes": list(self.notes),
             "errors": dict(self.errors),
+            **({} if self.comm_comp_overlap_pct is None
+               else {"comm_comp_overlap_pct": self.comm_comp_overlap_pct}),
         }
 
 
