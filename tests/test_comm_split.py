@@ -125,7 +125,8 @@ def test_fusion_reads_compute_busy_and_waterfall_splits_busy(tmp_path: Path) -> 
                                      comm=[(30_000, 70_000, 20)], name="b", steps=4)).result
     mode = traceviz.analyze(one_step(tmp_path, compute=[(10_000, 40_000)],
                                      comm=[(40_000, 80_000, 20)], name="m", steps=4)).result
-    c = compare([ModeInput("eager", None, base), ModeInput("compile", None, mode)], baseline="eager")
+    c = compare([ModeInput("eager", None, base), ModeInput("compile", None, mode)],
+                baseline="eager")
     w = c.waterfalls[0]
     assert w.comm
     assert (w.parts["compute_busy_ns"], w.parts["exposed_comm_ns"]) == (0.0, 10_000.0)
@@ -141,7 +142,8 @@ def test_waterfall_parts_add_up_with_the_split(tmp_path: Path) -> None:
                                      comm=[(30_000, 70_000, 20)], name="b", steps=2)).result
     mode = traceviz.analyze(one_step(tmp_path, compute=[(10_000, 20_000)], comm=[],
                                      name="m", steps=2)).result
-    w = compare([ModeInput("eager", None, base), ModeInput("x", None, mode)], baseline="eager").waterfalls[0]
+    w = compare([ModeInput("eager", None, base), ModeInput("x", None, mode)],
+                baseline="eager").waterfalls[0]
     assert w.units == "profiled" and w.comm
     assert [k for k, _ in w.components][:2] == ["compute_busy_ns", "exposed_comm_ns"]
     assert sum(w.parts.values()) == pytest.approx(w.delta_ns, abs=1e-6)
