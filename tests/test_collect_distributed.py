@@ -30,7 +30,8 @@ def ddp_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     proc = subprocess.run(
         [sys.executable, "-m", "traceviz", "profile", str(ROOT / "workloads" / "ddp_mlp.py"),
          "--nproc", "2", "--modes", "eager,compile,cudagraph", "--device", "cpu",
-         "--out", str(run_dir), "--repeats", "2", "--warmup", "1", "--min-repeat-ms", "1"],
+         "--out", str(run_dir), "--repeats", "2", "--warmup", "1", "--min-repeat-ms", "1",
+         "--timing-budget-s", "1"],
         capture_output=True, text=True, timeout=900, env=env, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return run_dir, json.loads((run_dir / "manifest.json").read_text())

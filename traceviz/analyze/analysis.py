@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from traceviz.analyze.ambiguity import ambiguity_warnings
+from traceviz.analyze.comm import comm_split
 from traceviz.analyze.compile_structure import compile_structure
 from traceviz.analyze.families import family_of_name, parse_triton_name
 from traceviz.analyze.gaps import StepTimeline, gap_stats, step_timeline
@@ -95,6 +96,7 @@ def _analyze_screened(screened: Screened, threads: int) -> Analysis:
         "kernel_families": lambda: _family_rows(gpu, families),
         "triton_kernels": lambda: _triton_rows(gpu, families),
         "replays": lambda: graph_replays(trace, links, steps, launch_step),
+        "comm": lambda: comm_split(trace, activity_step, len(steps)),
     }
     jobs = [*metrics.values(), *(partial(plan.attribute, i) for i in range(len(plan.blocks)))]
     done = process_map(lambda i: jobs[i](), len(jobs), threads if len(plan.blocks) > 1 else 1)
@@ -115,6 +117,7 @@ def _analyze_screened(screened: Screened, threads: int) -> Analysis:
         activity_step=activity_step,
         activity_family=families,
         host_wait_sources=sources,
+        comm=got["comm"],
     )
 
 

@@ -291,14 +291,19 @@ def verdict_inputs(inp: ModeInput, row: ComparisonRow) -> VerdictInputs:
     ps = a.per_step
     copies, copy_ns = _median_copies(a)
     top = max(a.kernel_families, key=lambda f: f.total_ns, default=None)
-    busy = np.array([s.gpu_busy_ns for s in a.steps if s.period_ns > 0], dtype=np.float64)
+    with_gpu = [s.index for s in a.steps if s.period_ns > 0]
+    busy = np.array([a.compute_busy_ns(i) for i in with_gpu], dtype=np.float64)
     p10, p90 = np.percentile(busy, [10, 90]) if busy.size else (0.0, 0.0)
+    exposed = (None if a.comm is None else
+               float(np.median([a.comm.steps[i].exposed_comm_ns for i in with_gpu]))
+               if with_gpu else 0.0)
     return VerdictInputs(
         mode=inp.mode,
         kernels=ps.kernels,
         activities=ps.activities,
         launches=ps.launches,
-        gpu_busy_ns=ps.gpu_busy_ns,
+        gpu_busy_ns=ps.gpu_busy_ns if a.comm is None else
+        float(np.median(busy)) if busy.size else 0.0,
         busy_spread_ns=float(p90 - p10),
         host_wait_ns=ps.host_wait_ns,
         period_ns=ps.period_ns,
@@ -310,6 +315,7 @@ def verdict_inputs(inp: ModeInput, row: ComparisonRow) -> VerdictInputs:
         top_family=top.family if top else None,
         top_family_share=top.share if top else None,
         context=mode_context(row, a),
+        exposed_comm_ns=exposed,
     )
 
 
@@ -325,7 +331,7 @@ def period_change(w: Waterfall) -> PeriodChange:
     return PeriodChange(
         saved_ns=-w.delta_ns,
         wait_saved_ns=-(w.parts["host_wait_ns"] + w.parts["sync_wait_ns"]),
-        busy_saved_ns=-w.parts["gpu_busy_ns"],
+        busy_saved_ns=-w.compute_busy_delta_ns,
     )
 
 

@@ -30,9 +30,12 @@ PART_WORDS = {
     "graph_internal_ns": "in-graph gaps",
     "other_idle_ns": "other idle",
     "host_overhead_ns": "host overhead",
+    "compute_busy_ns": "compute busy",
+    "exposed_comm_ns": "exposed communication",
 }
 #: Unprofiled parts read from the lean trace, labelled so in a headline.
-FROM_LEAN_TRACE = frozenset({"gpu_busy_ns", "other_idle_ns"})
+FROM_LEAN_TRACE = frozenset({"gpu_busy_ns", "other_idle_ns", "compute_busy_ns",
+                             "exposed_comm_ns"})
 #: Changes smaller than this (ns per step) are left out of "where the time went".
 MIN_PART_NS = 500
 #: At most this many waterfall parts are named.

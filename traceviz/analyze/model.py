@@ -14,6 +14,7 @@ import numpy as np
 from traceviz.vocab import GAP_CLASS_NAMES
 
 if TYPE_CHECKING:
+    from traceviz.analyze.comm import CommSplit
     from traceviz.analyze.host_wait import HostWaitSources
 
 
@@ -301,6 +302,15 @@ class Analysis:
     #: object per Trace.gpu row: family name; "excluded" for rows excluded for invalid values
     activity_family: np.ndarray = field(repr=False)
     host_wait_sources: HostWaitSources | None = field(default=None, repr=False)
+    #: GPU busy split into compute and communication (:mod:`traceviz.analyze.comm`); None
+    #: when the trace has no communication kernel
+    comm: CommSplit | None = field(default=None, repr=False)
+
+    def compute_busy_ns(self, index: int) -> int:
+        """Step ``index``'s compute busy time: its GPU busy time less exposed communication
+        (equal to GPU busy in a trace without communication kernels)."""
+        s = self.steps[index]
+        return s.gpu_busy_ns if self.comm is None else self.comm.steps[index].compute_busy_ns
 
     def representative_step(self) -> StepMetrics | None:
         """The step with GPU work whose period is the median (lower median for even counts)."""

@@ -4,7 +4,8 @@ Three kinds of verdict per non-baseline mode (rules in ``docs/comparison.md``):
 
 ``speed``   the outcome on the stopwatch (:mod:`traceviz.analyze.speed`: paired timing with a
             CI, else unpaired medians, else the profiled period).
-``fusion``  kernels/step fell, GPU busy/step (lean trace) fell by more than its step-to-step
+``fusion``  kernels/step fell, GPU busy/step (lean trace; compute busy, communication kernels
+            excluded, when the trace has them) fell by more than its step-to-step
             spread, outputs match, and the step did not get slower. With the unprofiled split
             (paired timing with host issue times) the speed must be a WIN and the busy saved at
             least ``fusion_min_busy_share`` of the unprofiled step time saved; without it (the
@@ -229,8 +230,8 @@ class VerdictInputs:
     kernels: float
     activities: float  # kernels + memcpys + memsets
     launches: float
-    gpu_busy_ns: float
-    busy_spread_ns: float  # p90 - p10 of the per-step GPU busy (steps with GPU work)
+    gpu_busy_ns: float  # compute busy when the trace has communication kernels
+    busy_spread_ns: float  # p90 - p10 of the per-step GPU (compute) busy (steps with GPU work)
     host_wait_ns: float
     period_ns: float
     cpu_ns: float
@@ -241,6 +242,9 @@ class VerdictInputs:
     top_family: str | None  # kernel family with the most GPU time
     top_family_share: float | None
     context: tuple[str, ...] = ()  # skips, graph breaks, recompiles, input copies (in words)
+    # Median exposed communication per step (docs/metrics.md "Communication, one trace"); None
+    # when the trace has no communication kernel (then gpu_busy_ns is the whole GPU busy).
+    exposed_comm_ns: float | None = None
 
 
 @dataclass(frozen=True)
@@ -327,7 +331,13 @@ def fusion_verdict(
         "correctness_ok": mode.correctness_ok,
         "context": list(mode.context),
     }
-    busy = (f"GPU busy/step {base.gpu_busy_ns / 1000:,.1f} → {mode.gpu_busy_ns / 1000:,.1f} µs "
+    comm = base.exposed_comm_ns is not None or mode.exposed_comm_ns is not None
+    if comm:  # communication kernels: busy is compute busy, exposed communication beside it
+        evidence["busy_basis"] = "compute busy (communication kernels excluded)"
+        evidence["exposed_comm_us_per_step"] = [
+            None if x.exposed_comm_ns is None else x.exposed_comm_ns / 1000 for x in (base, mode)]
+    busy = (f"{'compute' if comm else 'GPU'} busy/step {base.gpu_busy_ns / 1000:,.1f} → "
+            f"{mode.gpu_busy_ns / 1000:,.1f} µs "
             f"({_change(relative_drop(base.gpu_busy_ns, mode.gpu_busy_ns))}; step-to-step "
             f"spread ±{spread / 1000:,.1f} µs)")
     facts = (f"medians over steps: kernels/step {base.kernels:,g} → {mode.kernels:,g} "

@@ -22,6 +22,11 @@ Two kinds (``Waterfall.units``; ``docs/comparison.md``):
                   host (launch calls, Python, framework time, synchronisation), measured
                   without the profiler. ``cross_check["issue_delta_ns"]`` is the change in the
                   host's unprofiled issue time per step beside it.
+
+When either trace has communication kernels (``docs/metrics.md``, "Communication, one
+trace"), both kinds split the GPU busy part in two: ``compute_busy_ns`` (Δ compute busy) and
+``exposed_comm_ns`` (Δ exposed communication), which add up to Δ GPU busy
+(``gpu_busy = compute_busy + exposed_comm`` per step; ``Waterfall.comm`` is true).
 """
 
 from __future__ import annotations
@@ -46,6 +51,11 @@ UNPROFILED_COMPONENTS: tuple[tuple[str, str], ...] = (
     ("host_overhead_ns", "Δhost overhead (unprofiled)"),
     ("other_idle_ns", "Δother idle (lean trace)"),
 )
+#: The GPU busy part, split when a trace has communication kernels.
+COMM_BUSY: tuple[tuple[str, str], ...] = (
+    ("compute_busy_ns", "Δcompute busy"),
+    ("exposed_comm_ns", "Δexposed comm"),
+)
 PROFILED = "profiled"
 UNPROFILED = "unprofiled"
 
@@ -65,6 +75,7 @@ class Waterfall:
     parts: dict[str, float] = field(default_factory=dict)  # component -> Δ ns (display order)
     units: str = PROFILED
     cross_check: dict[str, float] = field(default_factory=dict)  # unprofiled: issue_delta_ns
+    comm: bool = False  # GPU busy split into compute busy and exposed communication
 
     @property
     def delta_ns(self) -> float:
@@ -73,7 +84,64 @@ class Waterfall:
     @property
     def components(self) -> tuple[tuple[str, str], ...]:
         """The parts' names and labels, in display order."""
-        return UNPROFILED_COMPONENTS if self.units == UNPROFILED else COMPONENTS
+        parts = UNPROFILED_COMPONENTS if self.units == UNPROFILED else COMPONENTS
+        return _split_busy(parts) if self.comm else parts
+
+    def part(self, name: str) -> float:
+        """One part by name, across the busy split: ``gpu_busy_ns`` of a split waterfall is
+        the two halves' sum; ``compute_busy_ns`` / ``exposed_comm_ns`` of an unsplit one are
+        Δ GPU busy / 0 (a table of waterfalls of both kinds shows one set of columns)."""
+        if name in self.parts:
+            return self.parts[name]
+        if name == "gpu_busy_ns":
+            return self.busy_delta_ns
+        return self.parts["gpu_busy_ns"] if name == "compute_busy_ns" else 0.0
+
+    @property
+    def busy_delta_ns(self) -> float:
+        """Δ GPU busy, whole (compute busy + exposed communication when split)."""
+        if self.comm:
+            return self.parts["compute_busy_ns"] + self.parts["exposed_comm_ns"]
+        return self.parts["gpu_busy_ns"]
+
+    @property
+    def compute_busy_delta_ns(self) -> float:
+        """Δ compute busy (Δ GPU busy for traces without communication kernels)."""
+        return self.parts["compute_busy_ns"] if self.comm else self.parts["gpu_busy_ns"]
+
+
+def _split_busy(parts: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    out: list[tuple[str, str]] = []
+    for name, label in parts:
+        out.extend(COMM_BUSY if name == "gpu_busy_ns" else ((name, label),))
+    return tuple(out)
+
+
+def has_comm(*analyses: Analysis) -> bool:
+    """Whether any of the analyses has communication kernels."""
+    return any(a.comm is not None for a in analyses)
+
+
+def _busy_split_means(analysis: Analysis) -> dict[str, Fraction]:
+    """Exact per-step means of compute busy and exposed communication (steps with GPU work)."""
+    rows = [s.index for s in analysis.steps if s.period_ns > 0]
+    compute = sum(analysis.compute_busy_ns(i) for i in rows)
+    busy = sum(analysis.steps[i].gpu_busy_ns for i in rows)
+    return {"compute_busy_ns": Fraction(compute, len(rows)),
+            "exposed_comm_ns": Fraction(busy - compute, len(rows))}
+
+
+def _with_split(deltas: dict[str, Fraction], a: Analysis, b: Analysis) -> dict[str, Fraction]:
+    """``deltas`` with ``gpu_busy_ns`` replaced (in place of order) by the compute / exposed
+    communication deltas."""
+    m, base = _busy_split_means(a), _busy_split_means(b)
+    out: dict[str, Fraction] = {}
+    for name, d in deltas.items():
+        if name == "gpu_busy_ns":
+            out.update({k: m[k] - base[k] for k, _ in COMM_BUSY})
+        else:
+            out[name] = d
+    return out
 
 
 def _component_means(analysis: Analysis) -> tuple[dict[str, Fraction], Fraction]:
@@ -89,6 +157,9 @@ def build_waterfall(mode: str, analysis: Analysis, baseline: str, base: Analysis
     m_parts, m_period = _component_means(analysis)
     b_parts, b_period = _component_means(base)
     deltas = {name: m_parts[name] - b_parts[name] for name, _ in COMPONENTS}
+    comm = has_comm(analysis, base)
+    if comm:
+        deltas = _with_split(deltas, analysis, base)
     if sum(deltas.values()) != m_period - b_period:  # holds when each step's parts sum up
         raise ValueError(f"{mode}: step components do not add up to the period")
     return Waterfall(
@@ -97,6 +168,7 @@ def build_waterfall(mode: str, analysis: Analysis, baseline: str, base: Analysis
         baseline_period_ns=float(b_period),
         period_ns=float(m_period),
         parts={name: float(d) for name, d in deltas.items()},
+        comm=comm,
     )
 
 
@@ -117,8 +189,13 @@ def build_unprofiled_waterfall(
     base_ns = baseline_ms * 1e6
     period_ns = base_ns / speedup
     host = (period_ns - base_ns) - busy - other
+    parts: dict[str, Fraction | float] = {"gpu_busy_ns": busy, "host_overhead_ns": host,
+                                          "other_idle_ns": other}
+    comm = has_comm(analysis, base)
+    if comm:
+        parts = _with_split({k: Fraction(v) for k, v in parts.items()}, analysis, base)
     return Waterfall(
         mode=mode, baseline=baseline, baseline_period_ns=base_ns, period_ns=period_ns,
-        parts={"gpu_busy_ns": busy, "host_overhead_ns": host, "other_idle_ns": other},
-        units=UNPROFILED, cross_check={"issue_delta_ns": -issue_saved_ms * 1e6},
+        parts={k: float(v) for k, v in parts.items()},
+        units=UNPROFILED, cross_check={"issue_delta_ns": -issue_saved_ms * 1e6}, comm=comm,
     )

@@ -112,6 +112,12 @@ class Analysis:
         return frames.steps_frame(self._result)
 
     @cached_property
+    def communication(self) -> pd.DataFrame:
+        """One row per step: GPU busy split into compute and communication; see
+        :func:`traceviz.api.frames.comm_frame` (no rows without communication kernels)."""
+        return frames.comm_frame(self._result)
+
+    @cached_property
     def gaps(self) -> pd.DataFrame:
         """One row per idle gap; see :func:`traceviz.api.frames.gaps_frame`."""
         return frames.gaps_frame(self._trace, self._result)

@@ -29,6 +29,29 @@ def _nullable(values: list[int | None]) -> pd.Series:
     return pd.Series(pd.array(values, dtype="Int64"))
 
 
+def comm_frame(a: Analysis) -> pd.DataFrame:
+    """One row per step: GPU busy split into compute and communication
+    (:mod:`traceviz.analyze.comm`); no rows when the trace has no communication kernel.
+
+    Columns: ``step`` (int64, 0-based position), ``name`` (str), ``gpu_busy_ns``,
+    ``compute_busy_ns``, ``comm_ns``, ``overlap_ns``, ``exposed_comm_ns`` (int64;
+    ``gpu_busy_ns == compute_busy_ns + exposed_comm_ns``) and ``overlap_share`` (float64,
+    ``overlap / comm``, NaN without communication).
+    """
+    c = a.comm
+    rows = c.steps if c is not None else ()
+    data: dict[str, object] = {
+        "step": np.array([r.index for r in rows], dtype=np.int64),
+        "name": pd.Series([a.steps[r.index].name for r in rows], dtype=object),
+        "gpu_busy_ns": np.array([a.steps[r.index].gpu_busy_ns for r in rows], dtype=np.int64),
+    }
+    for col in ("compute_busy_ns", "comm_ns", "overlap_ns", "exposed_comm_ns"):
+        data[col] = np.array([getattr(r, col) for r in rows], dtype=np.int64)
+    data["overlap_share"] = np.array(
+        [np.nan if r.overlap_share is None else r.overlap_share for r in rows], dtype=np.float64)
+    return pd.DataFrame(data)
+
+
 def steps_frame(a: Analysis) -> pd.DataFrame:
     """One row per step, in trace order.
 

@@ -6,12 +6,22 @@ CUDA, gloo on CPU), with the mode's timeout on the whole launcher session. Its o
 ``logs/<mode>.log``; each rank leaves ``logs/<mode>.rank<r>.result.json`` and
 ``<mode>.rank<r>.pt.trace.json.gz``. The ranks' results become one manifest entry: status ok
 only when every rank is ok; timing and profiled step time of the slowest rank (largest median);
-every rank's result under ``ranks``.
+the paired block (every rank times eager against the mode in lockstep, each block's time the
+slowest rank's: :mod:`traceviz.collect.paired`) as the ranks agreed on it; every rank's result
+under ``ranks``.
+
+A failed mode names the rank that failed it (``failed_rank``, and the reason starts with it):
+the first rank whose own failure is not a collective broken by a peer (a process-group
+timeout, a closed connection); else, a rank that wrote no result (hung or crashed) in the
+earliest phase (``logs/<mode>.rank<r>.phase``); else the first failed rank. The process
+group's timeout is :data:`PG_TIMEOUT_SHARE` of the mode's, so a rank waiting for a hung peer
+ends by itself and the launcher then stops the others.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +29,7 @@ from typing import Any
 
 from traceviz.collect.diagnostics import parse_compile_log
 from traceviz.collect.mode_names import COMPILE_MODES
-from traceviz.collect.rank_child import rank_result_path, rank_trace_path
+from traceviz.collect.rank_child import rank_phase_path, rank_result_path, rank_trace_path
 from traceviz.collect.runner import (
     REASON_LOG_LINES,
     RunSettings,
@@ -29,6 +39,38 @@ from traceviz.collect.runner import (
 
 #: Modes ``--nproc`` cannot run (no distributed form), with the reason.
 UNSUPPORTED = {"triton": "the triton mode has no distributed form (--nproc)"}
+#: The process group's timeout, as a share of the mode's (``--timeout``).
+PG_TIMEOUT_SHARE = 0.5
+#: A rank's failure that is a collective broken by a peer (gloo / NCCL / c10d wording).
+PEER_FAILURE = re.compile(r"timed out|timeout|closed by peer|connection reset|pair closure|"
+                          r"DistBackendError|DistNetworkError|NCCL communicator was aborted|"
+                          r"SIGTERM|Signal 15", re.IGNORECASE)
+#: Phases of a rank, in order (``rank_child``); first call / compiling / capturing are one.
+PHASES = ("start", "loading", ("first call", "compiling", "capturing"), "checking", "timing",
+          "paired timing", "tracing")
+
+
+def phase_index(name: str | None) -> int:
+    """Position of a phase in :data:`PHASES` (-1: unknown)."""
+    for i, p in enumerate(PHASES):
+        if name == p or (isinstance(p, tuple) and name in p):
+            return i
+    return -1
+
+
+def failing_rank(ranks: list[dict[str, Any]], phases: list[str | None]) -> int | None:
+    """The rank that failed the mode (module docstring); None when every rank is ok."""
+    bad = [r for r in ranks if r.get("status") != "ok"]
+    if not bad:
+        return None
+    own = [r for r in bad if r.get("reason") and "wrote no result" not in r["reason"]
+           and not PEER_FAILURE.search(str(r["reason"]))]
+    if own:
+        return int(own[0]["rank"])
+    silent = [r for r in bad if "wrote no result" in str(r.get("reason"))]
+    if silent:
+        return int(min(silent, key=lambda r: (phase_index(phases[r["rank"]]), r["rank"]))["rank"])
+    return int(bad[0]["rank"])
 
 
 def nproc_problem(nproc: int, device: str, environment: dict[str, Any]) -> str | None:
@@ -47,19 +89,23 @@ def launcher_cmd(workload: Path, mode: str, run_dir: Path, nproc: int, device: s
             str(workload), mode, str(run_dir), "--device", device, "--settings", settings_json]
 
 
-def merge_rank_results(results: list[dict[str, Any] | None], mode: str) -> dict[str, Any]:
-    """One manifest entry from the ranks' results (``None``: that rank wrote none)."""
-    ranks = [r if r is not None else {"rank": i, "status": "failed",
-                                      "reason": f"rank {i} wrote no result (killed when another "
-                                      "rank failed, or crashed)"}
+def merge_rank_results(results: list[dict[str, Any] | None], mode: str,
+                       phases: list[str | None] | None = None) -> dict[str, Any]:
+    """One manifest entry from the ranks' results (``None``: that rank wrote none; ``phases``:
+    each rank's last phase, when known)."""
+    phases = phases if phases is not None else [None] * len(results)
+    ranks = [r if r is not None else {"rank": i, "status": "failed", "phase": phases[i],
+                                      "reason": f"rank {i} wrote no result (hung, killed when "
+                                      "another rank failed, or crashed)"
+                                      + (f"; last phase '{phases[i]}'" if phases[i] else "")}
              for i, r in enumerate(results)]
-    bad = [r for r in ranks if r.get("status") != "ok"]
     entry: dict[str, Any] = {"status": "ok", "reason": None}
-    if bad:
-        first = next((r for r in bad if r.get("reason") and "wrote no result" not in r["reason"]),
-                     bad[0])
+    blamed = failing_rank(ranks, phases)
+    if blamed is not None:
+        first = ranks[blamed]
         entry["status"] = first.get("status", "failed")
-        entry["reason"] = f"rank {first.get('rank')}: {first.get('reason')}"
+        entry["reason"] = f"rank {blamed}: {first.get('reason')}"
+        entry["failed_rank"] = blamed
     timed = [r for r in ranks if (r.get("timing") or {}).get("median_ms") is not None]
     slowest = max(timed, key=lambda r: r["timing"]["median_ms"]) if timed else None
     if slowest is not None:
@@ -77,6 +123,9 @@ def merge_rank_results(results: list[dict[str, Any] | None], mode: str) -> dict[
             "step_ms": worst,
             "inflation": worst / median if worst is not None and median else None,
         }
+    paired = next((r["paired"] for r in ranks if r.get("paired")), None)
+    if paired is not None:
+        entry["paired"] = paired
     firsts = [r["first_call_s"] for r in ranks if r.get("first_call_s") is not None]
     entry["first_call_s"] = max(firsts) if firsts else None
     checks = [r["correctness"] for r in ranks if r.get("correctness")]
@@ -109,10 +158,19 @@ def run_mode_ranks(
     def clear_results() -> None:
         for r in range(nproc):
             rank_result_path(run_dir, mode, r).unlink(missing_ok=True)
+            rank_phase_path(run_dir, mode, r).unlink(missing_ok=True)
+
+    def last_phases() -> list[str | None]:
+        out: list[str | None] = []
+        for r in range(nproc):
+            p = rank_phase_path(run_dir, mode, r)
+            out.append(p.read_text(encoding="utf-8").strip() or None if p.exists() else None)
+        return out
 
     clear_results()
-    cmd = launcher_cmd(workload, mode, run_dir, nproc, settings.device,
-                       json.dumps(settings.child_settings(environment)))
+    child = {**settings.child_settings(environment),
+             "timeout_s": settings.timeout_s * PG_TIMEOUT_SHARE}
+    cmd = launcher_cmd(workload, mode, run_dir, nproc, settings.device, json.dumps(child))
     env = child_env()
     env.setdefault("OMP_NUM_THREADS", "1")
     out = run_child_session(cmd, log_path, env=env, timeout_s=settings.timeout_s, mode=mode,
@@ -121,12 +179,16 @@ def run_mode_ranks(
     for r in range(nproc):
         path = rank_result_path(run_dir, mode, r)
         results.append(json.loads(path.read_text(encoding="utf-8")) if path.exists() else None)
+    phases = last_phases()
     clear_results()
     log_text = out.log_text
-    entry = merge_rank_results(results, mode)
+    entry = merge_rank_results(results, mode, phases)
     if out.timed_out:
+        blamed = entry.get("failed_rank")
+        who = (f"; rank {blamed} was in '{phases[blamed]}'" if blamed is not None
+               and phases[blamed] else "")
         entry.update(status="timeout", reason=f"no result after {settings.timeout_s:.0f} s; "
-                     f"killed during '{out.phase}'")
+                     f"killed during '{out.phase}'{who}")
     elif all(r is None for r in results):
         tail = "\n".join(log_text.strip().splitlines()[-REASON_LOG_LINES:])
         entry.update(status="failed", reason=f"the launcher exited with code {out.returncode} "

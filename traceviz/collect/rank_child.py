@@ -8,8 +8,21 @@ mode: eager, torch.compile (any compile mode, the DDP module compiled), or a man
 ``torch.cuda.CUDAGraph`` capture of the whole training step. Phases as in
 :mod:`traceviz.collect.child`: first call, check (parameters after the same number of updates
 as an eager DDP run), timing (barrier before every repeat, the same steps per repeat on every
-rank), tracing (barrier first). It writes ``logs/<mode>.rank<r>.result.json`` and
-``<mode>.rank<r>.pt.trace.json.gz``, and never raises: a failure is the result's reason.
+rank), paired timing against an eager step built on every rank (ABBA blocks in lockstep,
+:mod:`traceviz.collect.paired`), tracing (barrier first). It writes
+``logs/<mode>.rank<r>.result.json`` and ``<mode>.rank<r>.pt.trace.json.gz``, and never raises: a
+failure is the result's reason.
+
+Each phase it enters is also written to ``logs/<mode>.rank<r>.phase`` (a line: the phase), so
+that when a mode times out the parent can name the rank that was behind the others (a rank
+that hangs in its capture while its peers wait in their first collective). The process group
+times out after the mode's timeout (``--timeout``), so a rank left waiting for a dead or
+hung peer ends by itself too.
+
+A workload that is not data-parallel sets ``DATA_PARALLEL = False`` (``workloads/tp_mlp.py``):
+its ``make_model`` is used as it is (no ``DistributedDataParallel``). A workload may define
+``prepare_mode(mode, rank)``, called on every rank before the mode's step is built (after the
+process group is up): it may raise to refuse the mode on that rank.
 """
 
 from __future__ import annotations
@@ -45,6 +58,24 @@ def rank_trace_path(run_dir: Path, mode: str, rank: int) -> Path:
     return run_dir / f"{mode}.rank{rank}.pt.trace.json.gz"
 
 
+def rank_phase_path(run_dir: Path, mode: str, rank: int) -> Path:
+    return run_dir / "logs" / f"{mode}.rank{rank}.phase"
+
+
+class ProcessGroupLockstep:
+    """:class:`traceviz.collect.paired.Lockstep` over the default process group."""
+
+    def __init__(self, barrier: Callable[[], None]) -> None:
+        self.barrier = barrier  # type: ignore[method-assign]
+
+    def gather(self, values: list[float]) -> list[list[float]]:
+        import torch.distributed as dist
+
+        out: list[Any] = [None] * dist.get_world_size()
+        dist.all_gather_object(out, [float(v) for v in values])
+        return [list(v) for v in out]
+
+
 class RankRun:
     """State of one rank's run, filled phase by phase into :attr:`result`."""
 
@@ -61,9 +92,12 @@ class RankRun:
                                        "hostname": socket.gethostname()}
         self.current_phase = "start"
         self.updates = 0  # training steps applied to the mode's model
+        self.phase_file: Path | None = None
 
     def enter(self, name: str) -> None:
         self.current_phase = name
+        if self.phase_file is not None:
+            write_text_atomic(self.phase_file, name + "\n")
         if self.rank == 0:
             phase(name)
 
@@ -84,11 +118,14 @@ class RankRun:
 
         torch.manual_seed(0)
         model = module.make_model(device)
+        opt_lr = float(getattr(module, "LR", 1e-3))
+        if not getattr(module, "DATA_PARALLEL", True):
+            return model, torch.optim.SGD(model.parameters(), lr=opt_lr)
         kwargs: dict[str, Any] = {}
         if getattr(module, "BUCKET_CAP_MB", None):
             kwargs["bucket_cap_mb"] = module.BUCKET_CAP_MB
         ddp = DDP(model, device_ids=[self.local_rank] if self.cuda else None, **kwargs)
-        opt = torch.optim.SGD(ddp.parameters(), lr=float(getattr(module, "LR", 1e-3)))
+        opt = torch.optim.SGD(ddp.parameters(), lr=opt_lr)
         return ddp, opt
 
     def _train_step(self, module: Any, fwd: Callable[..., Any], opt: Any,
@@ -172,7 +209,24 @@ class RankRun:
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         return int(t.item())
 
+    def _paired(self, module: Any, device: Any, batch: tuple[Any, Any], step: Any,
+                clock: Any) -> dict[str, Any]:
+        """The eager step (a model of its own) timed against this mode's, in lockstep with
+        the other ranks; ``{"error": …}`` when the baseline cannot run."""
+        from traceviz.collect.paired import PairedSettings, measure_paired
+
+        s = self.settings
+        settings = PairedSettings(budget_s=float(s["timing_budget_s"]),
+                                  min_repeat_ms=float(s["min_repeat_ms"]),
+                                  max_iters=int(s["max_iters"]), warmup=int(s["warmup"]))
+        base_model, base_opt = self._ddp(module, device)
+        base_step = self._train_step(module, base_model, base_opt, batch)
+        return measure_paired(base_step, step, clock, settings, baseline_name="eager",
+                              lockstep=ProcessGroupLockstep(self._barrier))
+
     def run(self, run_dir: Path) -> None:
+        import datetime
+
         import torch
         import torch.distributed as dist
 
@@ -180,6 +234,7 @@ class RankRun:
         from traceviz.collect.correctness import compare
 
         s = self.settings
+        self.phase_file = rank_phase_path(run_dir, self.mode, self.rank)
         self.enter("loading")
         module = self._module()
         device = torch.device(f"cuda:{self.local_rank}" if self.cuda else "cpu")
@@ -188,9 +243,13 @@ class RankRun:
         capture = self.mode == "cudagraph"
         if capture and self.cuda:
             os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "0"  # the DDP-capture recipe
+        timeout = s.get("timeout_s")
         dist.init_process_group("nccl" if self.cuda else "gloo",
-                                device_id=device if self.cuda else None)
+                                device_id=device if self.cuda else None,
+                                **({"timeout": datetime.timedelta(seconds=float(timeout))}
+                                   if timeout else {}))
         batch = module.make_batch(device, self.rank)
+        prepare = getattr(module, "prepare_mode", None)
         if capture and self.cuda:
             side = torch.cuda.Stream()
             with torch.cuda.stream(side):
@@ -201,6 +260,8 @@ class RankRun:
         self.enter("compiling" if self.mode in COMPILE_MODES else
                    "capturing" if self.mode == "cudagraph" else "first call")
         begin = time.perf_counter()
+        if prepare is not None:
+            prepare(self.mode, self.rank)
         if capture:
             if not self.cuda:
                 raise ValueError("cudagraph needs CUDA")
@@ -247,6 +308,9 @@ class RankRun:
         self.result["timing"] = summary.to_dict()
         if self.cuda:
             self.result["peak_mem_bytes"] = int(torch.cuda.max_memory_allocated())
+        if self.mode != "eager" and float(s.get("timing_budget_s", 0)) > 0:
+            self.enter("paired timing")
+            self.result["paired"] = self._paired(module, device, batch, step, clock)
 
         self.enter("tracing")
         self._barrier()

@@ -237,7 +237,7 @@ def _run_analyses(
         ("idle_time_breakdown", lambda: _idle(analysis, rank)),
         ("kernel_launch_stats", lambda: _launch_stats(analysis, df, names, rank)),
         ("critical_path", lambda: _critical_path(analysis, df, names, rank)),
-        ("comm_comp_overlap", lambda: _comm_overlap(analysis, rank)),
+        ("comm_comp_overlap", lambda: _comm_overlap(analysis, df, names, rank)),
     ]
     for name, step in steps:
         try:
@@ -245,14 +245,6 @@ def _run_analyses(
         except Exception as exc:  # any HTA failure becomes a note
             errors[name] = _describe(exc)
     return fields, errors
-
-
-def _comm_overlap(analysis: Any, rank: int) -> dict[str, Any]:
-    """HTA's communication/computation overlap of ``rank`` in % (None: no NCCL kernel, where
-    HTA divides by a zero communication time)."""
-    table = analysis.get_comm_comp_overlap(visualize=False)
-    value = float(table[table["rank"] == rank].iloc[0]["comp_comm_overlap_pctg"])
-    return {"comm_comp_overlap_pct": value if math.isfinite(value) else None}
 
 
 def _describe(exc: BaseException) -> str:
@@ -287,6 +279,21 @@ def _temporal(analysis: Any, df: pd.DataFrame, names: list[str], rank: int) -> d
             "non_compute_pct": float(row["non_compute_time_pctg"]),
         },
     }
+
+
+def _comm_overlap(analysis: Any, df: pd.DataFrame, names: list[str], rank: int
+                  ) -> dict[str, Any]:
+    """HTA's communication/computation overlap (percent), only when the rank has a kernel
+    HTA calls communication (``nccl`` in its name): HTA divides by zero otherwise."""
+    from hta.utils.utils import KernelType, get_kernel_type
+
+    gpu = df[df["stream"].ne(-1)]
+    kinds = {get_kernel_type(names[int(n)]) for n in gpu["name"].unique()}
+    if KernelType.COMMUNICATION.name not in kinds:
+        return {}
+    table = analysis.get_comm_comp_overlap(visualize=False)
+    value = float(table[table["rank"] == rank].iloc[0]["comp_comm_overlap_pctg"])
+    return {"comm_comp_overlap_pct": value if math.isfinite(value) else None}
 
 
 def _idle(analysis: Any, rank: int) -> dict[str, Any]:

@@ -33,6 +33,8 @@ COLORS = {
     "graph_internal": "#72B7B2",
     "other_idle": "#BAB0AC",
     "queued": "#FF9DA6",
+    "compute_busy": "#4C78A8",
+    "exposed_comm": "#B279A2",
 }
 _LABELS = {
     "gpu_busy": "GPU busy",
@@ -41,6 +43,8 @@ _LABELS = {
     "graph_internal": "inside CUDA graph",
     "other_idle": "other idle",
     "queued": "queued (launched, not started)",
+    "compute_busy": "compute busy",
+    "exposed_comm": "exposed communication",
 }
 _FONT = {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 12}
 
@@ -63,15 +67,20 @@ def _esc(names: list[str] | np.ndarray) -> list[str]:
 
 
 def step_breakdown(analysis: Analysis, steps: Sequence[StepMetrics] | None = None) -> go.Figure:
-    """Stacked bar per step: GPU busy and the five idle classes (µs), plus cpu_bound_share.
-    ``steps``: the steps drawn (``None``: all of the analysis's)."""
+    """Stacked bar per step: GPU busy (with communication kernels: compute busy and exposed
+    communication) and the five idle classes (µs), plus cpu_bound_share. ``steps``: the steps
+    drawn (``None``: all of the analysis's)."""
     import plotly.graph_objects as go
 
     steps = [s for s in (analysis.steps if steps is None else steps) if s.period_ns > 0]
     x = _esc([s.name for s in steps])
     fig = go.Figure()
-    for key in ("gpu_busy", *GAP_CLASS_NAMES):
-        y = [getattr(s, f"{key}_ns") / 1000 for s in steps]
+    comm = analysis.comm
+    busy = ("gpu_busy",) if comm is None else ("compute_busy", "exposed_comm")
+    for key in (*busy, *GAP_CLASS_NAMES):
+        y = ([getattr(comm.steps[s.index], f"{key}_ns") / 1000 for s in steps]
+             if comm is not None and key in busy else
+             [getattr(s, f"{key}_ns") / 1000 for s in steps])
         fig.add_trace(
             go.Bar(name=_LABELS[key], x=x, y=y, marker_color=COLORS[key],
                    hovertemplate="%{x}<br>" + _LABELS[key] + ": %{y:,.1f} µs<extra></extra>")
@@ -343,7 +352,8 @@ def waterfall(w: Waterfall) -> go.Figure:
     short = {"gpu_busy_ns": "ΔGPU<br>busy", "host_overhead_ns": "Δhost<br>overhead",
              "host_wait_ns": "Δhost<br>wait", "sync_wait_ns": "Δsync<br>wait",
              "queued_ns": "Δqueued", "graph_internal_ns": "Δin<br>graph",
-             "other_idle_ns": "Δother" + ("<br>idle" if unprofiled else "")}
+             "other_idle_ns": "Δother" + ("<br>idle" if unprofiled else ""),
+             "compute_busy_ns": "Δcompute<br>busy", "exposed_comm_ns": "Δexposed<br>comm"}
     components = w.components
     step = "step" if unprofiled else "period"
     labels = [f"baseline<br>{step}", *(short[k] for k, _ in components), f"this mode<br>{step}"]

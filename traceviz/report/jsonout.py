@@ -3,7 +3,8 @@
 Times are microseconds (``*_us``: ``ns / 1000``, exact to the nanosecond). Keys are stable:
 ``trace``, ``steps``, ``gaps``, ``graph_replays``, ``kernel_families``, ``top_kernels``,
 ``triton_kernels``, ``compile``, ``host_wait_sources``, ``health``, ``totals``, ``per_step``,
-``steps_total``, ``steps_shown``, ``max_step_rows``, ``step_summary``.
+``steps_total``, ``steps_shown``, ``max_step_rows``, ``step_summary``; and, only for a
+trace with communication kernels, ``communication`` (:mod:`traceviz.report.comm_section`).
 
 Per-step lists are bounded (:mod:`traceviz.report.step_rows`): ``steps``, the ``gap_stats``
 rows of scope ``step``, ``compile.steps`` and ``host_wait_sources.steps`` list at most
@@ -24,6 +25,7 @@ from typing import Any
 
 from traceviz._version import __version__
 from traceviz.analyze.model import Analysis, EventRef, HealthWarning, StepMetrics
+from traceviz.report.comm_section import comm_json
 from traceviz.report.host_wait_section import host_wait_json
 from traceviz.report.step_rows import resolve_cap, shown_steps, step_summary
 from traceviz.report.units import share, us
@@ -140,7 +142,7 @@ def analysis_document(trace: Trace, a: Analysis, max_step_rows: int | None = Non
     shown = shown_steps(len(a.steps), max_step_rows)
     all_shown = len(shown) == len(a.steps)
     names = None if all_shown else {a.steps[i].name for i in shown}
-    return {
+    doc = {
         "schema": SCHEMA,
         "traceviz_version": __version__,
         "trace": trace_info(trace),
@@ -284,3 +286,6 @@ def analysis_document(trace: Trace, a: Analysis, max_step_rows: int | None = Non
             "cpu_bound_share": share(p.cpu_bound_share),
         },
     }
+    if a.comm is not None:  # only traces with communication kernels carry the key
+        doc["communication"] = comm_json(a, shown)
+    return doc

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from traceviz.analyze.model import Analysis
 from traceviz.analyze.verdicts import Verdict
 from traceviz.report import figures
+from traceviz.report.comm_section import comm_section
 from traceviz.report.elements import Figure, Section, Table
 from traceviz.report.host_wait_section import WHOLE, host_wait_section, summary_sentence
 from traceviz.report.step_rows import (
@@ -114,6 +115,14 @@ def _trace_facts(trace: Trace, analysis: Analysis) -> list[tuple[str, str]]:
     if sentence:
         facts.append(("host wait by source", sentence))
     return facts
+
+
+def _listed_steps(analysis: Analysis, max_step_rows: int | None) -> list[int]:
+    """The indexes of the steps a per-step table lists (all, or the capped halves)."""
+    total = len(analysis.steps)
+    if not capped(total, max_step_rows):
+        return list(range(total))
+    return list(shown_steps(total, min(resolve_cap(max_step_rows), MAX_TABLE_ROWS)))
 
 
 def _per_step_section(analysis: Analysis, max_step_rows: int | None = None) -> Section:
@@ -299,6 +308,9 @@ def build_trace_report(trace: Trace, analysis: Analysis, max_step_rows: int | No
     host_wait = host_wait_section(analysis)
     if host_wait:
         sections.insert(3, host_wait)
+    comm = comm_section(analysis, _listed_steps(analysis, max_step_rows))
+    if comm:
+        sections.insert(1, comm)
     graphs = _graph_section(analysis)
     if graphs:
         sections.append(graphs)

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from traceviz.analyze.model import Analysis
+from traceviz.report.comm_section import comm_text
 from traceviz.report.fit import KEEP, Column, fit_table
 from traceviz.report.host_wait_section import WHOLE, summary_sentence, text_table
 from traceviz.report.model import compile_parts, gap_table, graph_table, kernel_tables
@@ -83,6 +84,7 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None,
         parts += [Text(capped_note(len(rows), len(a.steps), resolve_cap(max_step_rows)),
                        style="italic"), _stats_table(a)]
     parts.append(summary)
+    parts += comm_text(a, shown_steps(len(a.steps), max_step_rows))
     hw = a.host_wait_sources
     if hw is not None and hw.total_ns > 0:
         parts += [text_table(hw), Text(summary_sentence(hw, t.cpu_bound_share, WHOLE) or "")]

@@ -103,7 +103,7 @@ def unprofiled_section(c: Comparison) -> Section | None:
 
 def _waterfall_table(waterfalls: list[Waterfall]) -> Table:
     unprofiled = waterfalls[0].units == UNPROFILED
-    parts = waterfalls[0].components
+    parts = next((w for w in waterfalls if w.comm), waterfalls[0]).components
     columns = [("mode", False), ("baseline", True), ("mode step", True), ("Δ total", True),
                *((label, True) for _, label in parts)]
     if unprofiled:
@@ -111,7 +111,7 @@ def _waterfall_table(waterfalls: list[Waterfall]) -> Table:
     rows = []
     for w in waterfalls:
         row = [w.mode, us(w.baseline_period_ns), us(w.period_ns), f"{w.delta_ns / 1000:+,.1f}",
-               *(f"{w.parts[k] / 1000:+,.1f}" for k, _ in parts)]
+               *(f"{w.part(k) / 1000:+,.1f}" for k, _ in parts)]
         if unprofiled:
             row.append(f"{w.cross_check.get('issue_delta_ns', 0.0) / 1000:+,.1f}")
         rows.append(tuple(row))

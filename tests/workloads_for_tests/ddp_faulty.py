@@ -1,0 +1,44 @@
+"""A tiny DDP workload (CPU, gloo) whose ``prepare_mode`` fails on purpose, for the
+``--nproc`` failure tests: ``TRACEVIZ_TEST_FAIL="<mode>:<rank>:<raise|hang>,…"`` makes that
+rank raise, or sleep for an hour, in that mode, before the mode's step is built."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import torch
+
+DESCRIPTION = "tiny DDP MLP with an injected failure (tests)"
+WIDTH, BATCH = 16, 4
+
+
+def make_model(device: torch.device) -> torch.nn.Module:
+    return torch.nn.Sequential(torch.nn.Linear(WIDTH, WIDTH), torch.nn.GELU()).to(device)
+
+
+def make_batch(device: torch.device, rank: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator(device="cpu").manual_seed(1000 + rank)
+    return (torch.randn(BATCH, WIDTH, generator=g).to(device),
+            torch.randn(BATCH, WIDTH, generator=g).to(device))
+
+
+def loss(output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.mse_loss(output, target)
+
+
+def prepare_mode(mode: str, rank: int) -> None:
+    for item in filter(None, os.environ.get("TRACEVIZ_TEST_FAIL", "").split(",")):
+        m, r, how = item.split(":")
+        if m == mode and int(r) == rank:
+            if how == "hang":
+                time.sleep(3600)
+            raise RuntimeError(f"injected failure on rank {rank} in {mode}")
+
+
+def make_inputs(device: torch.device) -> tuple[torch.Tensor, ...]:
+    return (make_batch(device, 0)[0],)
+
+
+def step(x: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.gelu(x)
