@@ -68,6 +68,9 @@ from traceviz.cli import compare_cmd  # noqa: E402
 
 app.command("compare")(compare_cmd.compare)
 app.command("check")(compare_cmd.check)
+from traceviz.cli import kernel_diff_cmd  # noqa: E402
+
+app.command("kernel-diff")(kernel_diff_cmd.kernel_diff)
 from traceviz.cli import export_cmd  # noqa: E402
 
 app.command("export")(export_cmd.export)

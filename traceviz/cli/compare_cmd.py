@@ -1,7 +1,10 @@
 """``traceviz compare`` (a comparison report) and ``traceviz check`` (a CI gate on verdicts).
 
-Both take one run directory (from ``traceviz profile``) or two or more trace files. Heavy
-imports (pandas via the loader, plotly) happen inside the commands.
+Both take one run directory (from ``traceviz profile``: its modes against the baseline) or two
+or more trace files; ``compare`` also takes two run directories (run A against run B, mode by
+mode: :mod:`traceviz.report.run_compare_report`), and ``check --against BASELINE_RUN`` gates a
+run on a baseline run (:mod:`traceviz.cli.run_gate`). Heavy imports (pandas via the loader,
+plotly) happen inside the commands.
 """
 
 from __future__ import annotations
@@ -92,8 +95,35 @@ def apply_max_memory(size: str | None) -> None:
 
 
 InputsArg = Annotated[
-    list[Path], typer.Argument(help="One run directory, or two or more trace files.")
+    list[Path], typer.Argument(help="One run directory (its modes), two run directories (run "
+                               "A → run B), or two or more trace files.")
 ]
+
+#: Where ``compare RUN_A RUN_B`` writes HTML without ``-o``.
+RUNS_DEFAULT_HTML = Path("traceviz-compare-runs.html")
+
+
+def two_runs(inputs: list[Path]) -> bool:
+    """``compare RUN_A RUN_B``: exactly two inputs, both run directories."""
+    from traceviz.report.run_dir import is_run_dir
+
+    return len(inputs) == 2 and all(is_run_dir(p) for p in inputs)
+
+
+def compare_two_runs(inputs: list[Path], fmt: str, out: Path | None, force: bool,
+                     plotlyjs: str, thresholds: list[str] | None,
+                     thresholds_file: Path | None) -> None:
+    """Run A against run B, mode by mode (``docs/comparison.md``, "Two runs")."""
+    from traceviz.analyze.verdicts import parse_thresholds
+    from traceviz.report import run_compare_report
+
+    t = parse_thresholds(thresholds, thresholds_file)
+    target = output_path(fmt, out, RUNS_DEFAULT_HTML)
+    refuse_input_as_output(target, inputs)
+    OutputExistsError.refuse(target, force=force)
+    result, report = run_compare_report.build(inputs[0], inputs[1], t)
+    emit(run_compare_report.render(result, report, fmt, plotlyjs), fmt, out, RUNS_DEFAULT_HTML,
+         force)
 
 
 def output_path(fmt: str, out: Path | None, default_html: Path) -> Path | None:
@@ -179,10 +209,21 @@ def compare(
     strict: StrictOpt = False,
     version: VersionOpt = False,
 ) -> None:
-    """Compare modes: step time, kernels and launches per step, waterfall, verdicts."""
+    """Compare modes: step time, kernels and launches per step, waterfall, verdicts.
+
+    Two run directories: run A → run B per mode (step time with CI and verdict, environment,
+    counts, diagnostics and kernel diff)."""
     apply_max_memory(max_memory)
     apply_workers(workers)
     from traceviz.analyze.verdicts import parse_thresholds
+
+    if two_runs(inputs):
+        if baseline is not None:
+            raise UsageError("--baseline applies to one run's modes; two runs compare each "
+                             "mode with itself")
+        compare_two_runs(inputs, fmt.value, out, force, plotlyjs.value, threshold,
+                         thresholds_file)
+        return
 
     parse_thresholds(threshold, thresholds_file)  # a bad threshold fails before any reading
     health: list[tuple[str, Any]] = []
@@ -225,11 +266,21 @@ def parse_expectation(text: str) -> tuple[str, str, str, str]:
 def check(
     inputs: InputsArg,
     expect: Annotated[
-        list[str],
+        list[str] | None,
         typer.Option("--expect", "-e", metavar="MODE:KIND=STATUS",
                      help="A verdict that must hold, e.g. compile:fusion=WIN or "
                      "cudagraph:launch!=REGRESSION (repeatable)."),
-    ],
+    ] = None,
+    against: Annotated[
+        Path | None,
+        typer.Option("--against", metavar="BASELINE_RUN", help="Gate the run directory on "
+                     "this baseline run: exit 3 when a mode is slower beyond --max-slowdown "
+                     "(whole CI), or a mode that ran there fails, mismatches or newly breaks "
+                     "the graph."),
+    ] = None,
+    max_slowdown: Annotated[
+        str, typer.Option("--max-slowdown", metavar="PCT", help="With --against: the "
+                          "slowdown a mode may have (5% or 0.05).")] = "5%",
     baseline: BaselineOpt = None,
     threshold: ThresholdOpt = None,
     thresholds_file: ThresholdFileOpt = None,
@@ -251,6 +302,14 @@ def check(
 
     apply_max_memory(max_memory)
     apply_workers(workers)
+    if against is not None:
+        if expect:
+            raise UsageError("--against gates a run on a baseline run; --expect checks one "
+                             "run's verdicts: use one at a time")
+        check_against(inputs, against, max_slowdown, threshold, thresholds_file)
+        return
+    if not expect:
+        raise UsageError("check needs --expect MODE:KIND=STATUS or --against BASELINE_RUN")
     wanted = [parse_expectation(e) for e in expect]
     comparison = Comparison.from_paths(inputs, baseline,
                                        parse_thresholds(threshold, thresholds_file))
@@ -277,4 +336,49 @@ def check(
     if unmet:
         print(f"traceviz check: {unmet} of {len(wanted)} expectation(s) not met",
               file=sys.stderr)
+        raise typer.Exit(EXIT_UNMET)
+
+
+def check_against(inputs: list[Path], against: Path, max_slowdown: str,
+                  thresholds: list[str] | None, thresholds_file: Path | None) -> None:
+    """``check RUN --against BASELINE_RUN``: print every mode's A → B verdict and the gate's
+    failures (:mod:`traceviz.analyze.run_gate`); exit 3 when there is one."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from traceviz.analyze.run_gate import gate, parse_slowdown
+    from traceviz.analyze.verdicts import parse_thresholds
+    from traceviz.report import run_compare_report
+    from traceviz.report.fit import KEEP, Column, fit_table
+    from traceviz.report.run_dir import is_run_dir
+
+    try:
+        limit = parse_slowdown(max_slowdown)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if len(inputs) != 1 or not is_run_dir(inputs[0]) or not is_run_dir(against):
+        raise UsageError("check --against takes one run directory and a baseline run directory")
+    t = parse_thresholds(thresholds, thresholds_file)
+    result, _ = run_compare_report.build(against, inputs[0], t)
+    failures = gate(result, limit)
+    failed = {f.mode for f in failures}
+    rows = []
+    for d in result.modes:
+        step, up, _, change = run_compare_report.speed_cells(d)
+        rows.append((d.mode, d.verdict, step, change, up,
+                     Text("FAIL", style="bold red") if d.mode in failed else
+                     Text("ok", style="green")))
+    console = Console(stderr=False, width=None if sys.stdout.isatty() else 160)
+    console.print(fit_table(
+        [Column("mode", priority=KEEP), Column("verdict", priority=KEEP),
+         Column("step ms baseline → run", True, 5), Column("change", True, KEEP),
+         Column("speed-up (CI)", True, 3), Column("gate", priority=KEEP)],
+        rows, console.width,
+        title=f"traceviz check {inputs[0]} --against {against} (max slowdown {limit * 100:g} %)"))
+    for note in result.notes:
+        print(f"note: {note}")
+    for f in failures:
+        print(f"FAIL {f.rule}: {f.message}")
+    if failures:
+        print(f"traceviz check: {len(failures)} failure(s) against {against}", file=sys.stderr)
         raise typer.Exit(EXIT_UNMET)

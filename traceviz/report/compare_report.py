@@ -162,6 +162,9 @@ def load_inputs(paths: list[Path]) -> Inputs:
     if len(paths) == 1 and is_run_dir(paths[0]):
         return load_run_dir(paths[0])
     dirs = [p for p in paths if p.is_dir()]
+    if len(paths) == 2 and all(is_run_dir(p) for p in paths):
+        raise UsageError("two run directories compare run with run, not as modes: "
+                         "traceviz compare RUN_A RUN_B (traceviz.report.run_compare_report)")
     if dirs and len(dirs) == len(paths) >= 2 and all(rank_traces(d) and not is_run_dir(d)
                                                      for d in dirs):
         return load_rank_dirs(dirs)

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Table:
     """A formatted table. ``numeric[i]``: column i is right-aligned; ``clip[i]``: long values
-    (kernel names) may be shown shortened, expandable (HTML)."""
+    (kernel names) may be shown shortened, expandable (HTML); ``sortable``: a click on a column
+    header sorts the rows by it (HTML; numbers by value, "–" last)."""
 
     id: str
     title: str
@@ -23,6 +24,7 @@ class Table:
     numeric: tuple[bool, ...] = ()
     note: str = ""
     clip: tuple[bool, ...] = ()
+    sortable: bool = False
 
 
 @dataclass(frozen=True)

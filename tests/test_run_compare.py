@@ -1,0 +1,193 @@
+"""Two runs compared (``traceviz compare RUN_A RUN_B``) and the regression gate (``check
+--against``): hand-edited copies of a committed run dir with known answers, and real runs."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from traceviz.analyze.run_diff import Pair, RunModeDiff
+from traceviz.analyze.run_gate import mode_failures, parse_slowdown
+from traceviz.analyze.run_speed import (
+    Interval,
+    ModeTiming,
+    RunSpeedChange,
+    mode_timing,
+    run_speed_change,
+    run_status,
+)
+from traceviz.cli.app import app
+from traceviz.report import run_compare_report
+
+REPORTS = Path(__file__).resolve().parent.parent / "reports"
+RMS = REPORTS / "rmsnorm_residual"
+needs_runs = pytest.mark.skipif(not RMS.is_dir(), reason="committed runs absent")
+
+
+def edited_copy(src: Path, dst: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    """A copy of run ``src`` whose manifest ``edit`` changed in place."""
+    shutil.copytree(src, dst)
+    m = json.loads((dst / "manifest.json").read_text())
+    edit(m)
+    (dst / "manifest.json").write_text(json.dumps(m))
+    return dst
+
+
+def _scale(entry: dict[str, Any], key: str, k: float) -> None:
+    entry["paired"][key] = [v * k for v in entry["paired"][key]]
+
+
+def test_run_status_is_the_paired_rule_with_edges_unchanged() -> None:
+    assert run_status(1.031, 1.2, 0.03) == "faster"
+    assert run_status(0.8, 0.969, 0.03) == "slower"
+    assert run_status(0.97, 1.03, 0.03) == "unchanged"  # both edges inside
+    assert run_status(0.96, 1.01, 0.03) == "inconclusive"
+
+
+def test_baseline_timing_is_one_median_per_process_and_factors_their_spread() -> None:
+    modes = {"eager": {"status": "ok"},
+             "x": {"paired": {"baseline": "eager", "baseline_block_ms": [1.0, 1.0, 3.0],
+                              "mode_block_ms": [0.5, 0.5, 1.5]}},
+             "y": {"paired": {"baseline": "eager", "baseline_block_ms": [2.0, 2.0],
+                              "mode_block_ms": [1.0, 4.0]}},
+             "z": {"paired": {"baseline": "other", "baseline_block_ms": [9.0],
+                              "mode_block_ms": [9.0]}}}
+    base = mode_timing(modes, "eager", "eager")
+    assert base is not None and base.baseline and base.blocks == (1.0, 2.0)
+    assert base.factors == pytest.approx((1.0 / 1.5, 2.0 / 1.5))
+    x = mode_timing(modes, "x", "eager")
+    assert x is not None and x.blocks == (0.5, 0.5, 1.5) and x.pair_ratios == (2.0, 2.0, 2.0)
+    assert mode_timing(modes, "z", "eager") is None  # paired against another baseline
+    one = mode_timing({"eager": {}, "x": modes["x"]}, "eager", "eager")
+    assert one is not None and one.factors == (1.0,) and one.blocks == (1.0, 1.0, 3.0)
+
+
+def test_a_uniformly_slower_machine_changes_step_time_but_not_the_paired_ratio() -> None:
+    a = ModeTiming((1.0, 1.01, 0.99, 1.0), (0.99, 1.0, 1.01), (2.0, 2.02, 1.98, 2.0))
+    b = ModeTiming(tuple(v * 1.1 for v in a.blocks), a.factors, a.pair_ratios)
+    c = run_speed_change(a, b, 0.03)
+    assert c.speedup.value == pytest.approx(1 / 1.1) and c.change == pytest.approx(0.1)
+    assert c.status == "slower"
+    assert c.ratio is not None and c.ratio.value == pytest.approx(1.0)
+    assert c.ratio.low <= 1.0 <= c.ratio.high
+
+
+def _rms_b(tmp: Path) -> Path:
+    """rmsnorm_residual with: compile 1.2× slower (its blocks), its Triton kernel renamed _0 →
+    _7, torch changed, a graph break added to max-autotune, reduce-overhead's outputs wrong."""
+    def edit(m: dict[str, Any]) -> None:
+        m["environment"]["torch"] = "2.12.0+cu130"
+        _scale(m["modes"]["compile"], "mode_block_ms", 1.2)
+        mx = m["modes"]["max-autotune"]["compile"]
+        mx["graph_breaks"], mx["break_reasons"] = 1, ["Unsupported: call_function print"]
+        m["modes"]["reduce-overhead"]["correctness"]["ok"] = False
+    run = edited_copy(RMS, tmp / "B", edit)
+    trace = run / "compile.pt.trace.json.gz"
+    text = gzip.decompress(trace.read_bytes()).replace(
+        b"triton_red_fused_add_mean_mul_pow_rsqrt_0", b"triton_red_fused_add_mean_mul_pow_rsqrt_7")
+    trace.write_bytes(gzip.compress(text))
+    return run
+
+
+@needs_runs
+def test_a_real_run_compared_with_itself_is_unchanged_with_empty_kernel_diffs() -> None:
+    c, _ = run_compare_report.build(RMS, RMS)
+    assert c.same_recording and not any(f.changed for f in c.environment)
+    for d in c.modes:
+        assert d.verdict == "unchanged", d
+        assert d.kernel_diff is not None and d.kernel_diff.changes == ()
+        assert d.messages == ()
+
+
+@needs_runs
+def test_an_edited_run_b_has_the_known_answers(tmp_path: Path) -> None:
+    c, _ = run_compare_report.build(RMS, _rms_b(tmp_path))
+    assert not c.same_recording
+    assert [f.name for f in c.environment if f.changed] == ["torch"]
+    comp = c.mode("compile")
+    assert comp is not None and comp.speed is not None
+    assert comp.verdict == "slower" and comp.speed.speedup.value == pytest.approx(1 / 1.2)
+    assert comp.speed.ratio is not None and comp.speed.ratio.value == pytest.approx(1 / 1.2)
+    assert comp.kernel_diff is not None and comp.kernel_diff.changes == ()  # renamed, matched
+    eager = c.mode("eager")
+    assert eager is not None and eager.verdict == "unchanged"
+    mx = c.mode("max-autotune")
+    assert mx is not None and [(m.what, m.side) for m in mx.messages] == [
+        ("graph break", "added")]
+    ro = c.mode("reduce-overhead")
+    assert ro is not None and ro.correctness == (True, False)
+
+
+@needs_runs
+def test_check_against_fails_on_the_slowdown_the_mismatch_and_the_new_graph_break(
+        tmp_path: Path) -> None:
+    b = _rms_b(tmp_path)
+    res = CliRunner().invoke(app, ["check", str(b), "--against", str(RMS)])
+    assert res.exit_code == 3, res.output
+    fails = [line for line in res.output.splitlines() if line.startswith("FAIL")]
+    assert [f.split(":")[0] for f in fails] == [
+        "FAIL slower", "FAIL mismatch", "FAIL graph break"]
+    blocks = json.loads((RMS / "manifest.json").read_text())["modes"]["compile"]["paired"][
+        "mode_block_ms"]
+    med = statistics.median(blocks)
+    assert f"compile: {med:.4g} → {med * 1.2:.4g} ms/step, +20.0 %" in fails[0]
+    assert "entirely beyond the 5 % allowed" in fails[0]
+    assert "reduce-overhead" in fails[1] and "max-autotune: graph breaks 0 → 1" in fails[2]
+    ok = CliRunner().invoke(app, ["check", str(RMS), "--against", str(RMS)])
+    assert ok.exit_code == 0, ok.output
+    loose = CliRunner().invoke(app, ["check", str(RMS), "--against", str(RMS),
+                                     "--max-slowdown", "lots"])
+    assert loose.exit_code == 2
+
+
+@needs_runs
+def test_a_mode_that_no_longer_runs_fails_the_gate_with_its_reason(tmp_path: Path) -> None:
+    def edit(m: dict[str, Any]) -> None:
+        m["modes"]["cudagraph"].update(status="failed", reason="capture failed: illegal sync")
+    b = edited_copy(RMS, tmp_path / "B", edit)
+    res = CliRunner().invoke(app, ["check", str(b), "--against", str(RMS)])
+    assert res.exit_code == 3
+    assert "FAIL did not run: cudagraph: ran in the baseline run, not in this one (failed: " \
+        "capture failed: illegal sync)" in res.output
+
+
+def _diff(ci: tuple[float, float]) -> RunModeDiff:
+    speed = RunSpeedChange(1.0, 1.5, Interval(2 / 3, *ci), "slower", None, (20, 20), (5, 5),
+                           0.95, 2000, 0, 0.03)
+    none = Pair(None, None)
+    return RunModeDiff("m", "ok", "ok", speed, "slower", "", none, none, none, none, none, none,
+                       (True, True), Pair(0, 0), none, (), None)
+
+
+def test_gate_slowdown_edge_exactly_at_the_limit_passes() -> None:
+    assert mode_failures(_diff((0.4, 0.5)), 1.0) == []  # 1 / 0.5 − 1 == 1.0: not beyond
+    assert [f.rule for f in mode_failures(_diff((0.4, 0.49)), 1.0)] == ["slower"]
+    assert parse_slowdown("5%") == 0.05 and parse_slowdown("0.1") == 0.1
+
+
+@needs_runs
+@pytest.mark.parametrize("fmt", ["text", "md", "json", "html"])
+def test_compare_two_run_dirs_renders_every_format(tmp_path: Path, fmt: str) -> None:
+    b = _rms_b(tmp_path)
+    out = tmp_path / f"runs.{fmt}"
+    res = CliRunner().invoke(app, ["compare", str(RMS), str(b), "-f", fmt, "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    text = out.read_text()
+    if fmt == "json":
+        doc = json.loads(text)
+        modes = {m["mode"]: m for m in doc["modes"]}
+        assert modes["compile"]["verdict"] == "slower"
+        assert doc["environment"][3] == {"name": "torch", "a": "2.11.0+cu130",
+                                         "b": "2.12.0+cu130", "changed": True}
+    else:
+        assert "slower" in text and "2.12.0+cu130" in text
+    if fmt == "html":
+        assert 'class="sortable"' in text

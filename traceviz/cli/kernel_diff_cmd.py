@@ -1,0 +1,58 @@
+"""``traceviz kernel-diff A B``: which kernels were added, removed, got faster or slower
+between two traces (or one mode of two run directories)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from traceviz.cli.compare_cmd import (
+    ForceOpt,
+    FormatOpt,
+    MaxMemoryOpt,
+    OutOpt,
+    PlotlyJs,
+    PlotlyOpt,
+    WorkersOpt,
+    apply_max_memory,
+    apply_workers,
+    emit,
+    output_path,
+)
+from traceviz.cli.compare_cmd import Format as Fmt
+from traceviz.cli.errors import user_errors
+from traceviz.errors import OutputExistsError
+from traceviz.output_guard import refuse_input_as_output
+
+DEFAULT_HTML = Path("traceviz-kernel-diff.html")
+
+
+@user_errors
+def kernel_diff(
+    a: Annotated[Path, typer.Argument(help="Trace A (before), or a run directory (--mode).")],
+    b: Annotated[Path, typer.Argument(help="Trace B (after), or a run directory (--mode).")],
+    mode: Annotated[str | None, typer.Option("--mode", "-m", help="The mode whose lean traces "
+                                             "to diff when A and B are run directories.")] = None,
+    min_change: Annotated[float | None, typer.Option(
+        "--min-change", min=0.0, help="Relative change of a kernel's GPU time per step counted "
+        "as faster / slower (default 0.05).")] = None,
+    fmt: FormatOpt = Fmt.text,
+    out: OutOpt = None,
+    force: ForceOpt = False,
+    plotlyjs: PlotlyOpt = PlotlyJs.inline,
+    max_memory: MaxMemoryOpt = None,
+    workers: WorkersOpt = None,
+) -> None:
+    """Kernel-level diff A → B: kernels per step added, removed, faster, slower, by impact."""
+    from traceviz.report import kernel_diff_report
+
+    apply_max_memory(max_memory)
+    apply_workers(workers)
+    target = output_path(fmt.value, out, DEFAULT_HTML)
+    refuse_input_as_output(target, [a, b])
+    OutputExistsError.refuse(target, force=force)
+    diff, report = kernel_diff_report.build(a, b, mode, min_change)
+    emit(kernel_diff_report.render(diff, report, fmt.value, plotlyjs.value), fmt.value, out,
+         DEFAULT_HTML, force)

@@ -1,0 +1,226 @@
+"""``traceviz compare RUN_A RUN_B``: two run directories of one workload, mode by mode.
+
+:func:`load_run` reads a run directory (manifest, and per mode the lean trace's per-step
+medians and kernel profile; for ``profile --nproc`` the slowest rank's), :func:`build` compares
+(:mod:`traceviz.analyze.run_diff`) and builds the report model, :func:`render` formats it.
+Definitions: ``docs/comparison.md``, "Two runs".
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from traceviz.analyze.kernel_diff import MIN_CHANGE, KernelProfile, kernel_profile
+from traceviz.analyze.model import PerStep
+from traceviz.analyze.run_diff import (
+    Pair,
+    RunComparison,
+    RunData,
+    RunModeData,
+    RunModeDiff,
+    compare_runs,
+)
+from traceviz.analyze.verdicts import Thresholds
+from traceviz.errors import UsageError
+from traceviz.report.kernel_diff_section import kernel_table
+from traceviz.report.model import Report, Section, Table, num
+from traceviz.report.run_dir import MANIFEST, is_run_dir
+
+SCHEMA = "traceviz.compare-runs/1"
+
+
+def _analyse(paths: list[Path]) -> tuple[PerStep | None, KernelProfile | None]:
+    """Per-step medians and kernel profile of a mode's trace (the slowest rank's of several)."""
+    from traceviz.analyze.analysis import analyze
+    from traceviz.analyze.distributed.slowest import slowest_rank_index
+    from traceviz.trace import load
+
+    found = []
+    for p in paths:
+        trace = load(p)
+        a = analyze(trace)
+        found.append((a, kernel_profile(trace, a)))
+    if not found:
+        return None, None
+    i = slowest_rank_index([a for a, _ in found]) if len(found) > 1 else 0
+    return found[i][0].per_step, found[i][1]
+
+
+def load_run(path: Path) -> RunData:
+    """A run directory's manifest and, per mode with a lean trace, its numbers."""
+    if not is_run_dir(path):
+        raise UsageError(f"{path}: not a run directory (no {MANIFEST})")
+    try:
+        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path / MANIFEST}: cannot read the manifest ({exc})") from exc
+    modes = manifest.get("modes") if isinstance(manifest, dict) else None
+    if not isinstance(modes, dict) or not modes:
+        raise UsageError(f"{path / MANIFEST}: no modes recorded")
+    out = []
+    for mode, entry in modes.items():
+        prof = entry.get("profiled") if isinstance(entry, dict) else None
+        names = (prof.get("traces") if isinstance(prof, dict) else None) or (
+            [prof["trace"]] if isinstance(prof, dict) and prof.get("trace") else [])
+        files = [path / str(n) for n in names if (path / str(n)).is_file()]
+        per_step, kernels = _analyse(files)
+        out.append(RunModeData(str(mode), entry if isinstance(entry, dict) else None, per_step,
+                               kernels))
+    return RunData(str(path), manifest, tuple(out))
+
+
+def load_pair(a: Path, b: Path) -> tuple[RunData, RunData]:
+    """Both runs (one load when both paths are the same directory)."""
+    ra = load_run(a)
+    same = a.resolve() == b.resolve()
+    return ra, (RunData(str(b), ra.manifest, ra.modes) if same else load_run(b))
+
+
+# --- the report model ------------------------------------------------------------------------
+
+
+def _ms(x: float | None) -> str:
+    if x is None:
+        return "–"
+    return f"{x:,.3f}" if abs(x) >= 0.1 else f"{x:.4f}"
+
+
+def _pair(p: Pair, scale: float = 1.0, digits: int = 1) -> str:
+    """"48 → 29", "120.5 → 98.0" (``scale`` divides: 1000 for ns → µs), "–" sides unknown."""
+    def one(v: float | None) -> str:
+        return "–" if v is None else num(v / scale, digits if (v / scale) % 1 else 0)
+    if p.a is None and p.b is None:
+        return "–"
+    return one(p.a) if p.a == p.b else f"{one(p.a)} → {one(p.b)}"
+
+
+def _ok(v: bool | None) -> str:
+    return {True: "match", False: "MISMATCH", None: "not checked"}[v]
+
+
+def speed_cells(d: RunModeDiff) -> tuple[str, str, str, str]:
+    """(step ms A → B, speed-up A → B with CI, drift-robust ratio with CI, change)."""
+    s = d.speed
+    if s is None:
+        return "–", "–", "–", d.note
+    lvl = f"{s.level * 100:.0f} %"
+    ratio = ("–" if s.ratio is None else
+             f"{s.ratio.value:.3f} ({s.ratio.low:.3f}–{s.ratio.high:.3f})")
+    return (f"{_ms(s.step_ms_a)} → {_ms(s.step_ms_b)}",
+            f"{s.speedup.value:.3f} ({lvl} CI {s.speedup.low:.3f}–{s.speedup.high:.3f})",
+            ratio, f"{s.change * 100:+.1f} %")
+
+
+def _speed_table(c: RunComparison) -> Table:
+    rows = []
+    for d in c.modes:
+        step, up, ratio, change = speed_cells(d)
+        status = d.status_a if d.status_a == d.status_b else f"{d.status_a} → {d.status_b}"
+        rows.append((d.mode, status, d.verdict, step, change, up, ratio))
+    return Table("tbl-run-speed", "Step time A → B",
+                 ("mode", "ran", "verdict", "step ms A → B", "B vs A", "speed-up A → B",
+                  "paired speed-up B / A"), tuple(rows),
+                 (False, False, False, True, True, True, True), sortable=True)
+
+
+def _why_table(c: RunComparison) -> Table:
+    rows = [(d.mode, _pair(d.kernels), _pair(d.launches), _pair(d.graph_launches),
+             _pair(d.gpu_busy_ns, 1000), _pair(d.host_wait_ns, 1000),
+             _pair(d.host_issue_ms, 1 / 1000),
+             _ok(d.correctness[0]) if d.correctness[0] == d.correctness[1]
+             else f"{_ok(d.correctness[0])} → {_ok(d.correctness[1])}",
+             _pair(d.graph_breaks), _pair(d.recompiles))
+            for d in c.modes]
+    return Table("tbl-run-why", "Per step, A → B",
+                 ("mode", "kernels", "launches", "graph replays", "GPU busy µs",
+                  "host wait µs", "host issue µs (unprofiled)", "outputs", "graph breaks",
+                  "recompiles"), tuple(rows),
+                 (False, True, True, True, True, True, True, False, True, True), sortable=True)
+
+
+def build(a: Path, b: Path, thresholds: Thresholds | None = None,
+          min_change: float = MIN_CHANGE) -> tuple[RunComparison, Report]:
+    """Compare run ``a`` with run ``b`` and build the report model."""
+    ra, rb = load_pair(a, b)
+    c = compare_runs(ra, rb, thresholds, min_change=min_change)
+    return c, report_of(c)
+
+
+def report_of(c: RunComparison) -> Report:
+    """The report model of a run comparison."""
+    env = Table("tbl-run-env", "Environment", ("", "A", "B", "changed"),
+                tuple((f.name, f.a or "–", f.b or "–", "CHANGED" if f.changed else "")
+                      for f in c.environment), (False, False, False, False))
+    msgs = Table("tbl-run-messages", "Diagnostics added or removed in B",
+                 ("mode", "what", "in B", "message"),
+                 tuple((d.mode, m.what, m.side, m.message) for d in c.modes for m in d.messages),
+                 (False, False, False, False), clip=(False, False, False, True))
+    pct = f"{c.min_speedup * 100:g} %"
+    sections = [
+        Section("environment", "Environment", "What differs between the two runs' machines and "
+                "software; a changed GPU, driver or library is part of every change below.",
+                (env,)),
+        Section("speed", "Step time", f"Per mode, A → B. speed-up = A's step time / B's (> 1: "
+                "B faster); step time = median block time per step (the baseline: median over "
+                "its processes). CI: bootstrap over each run's timing blocks, times a process "
+                "factor drawn from the run's baseline-per-process spread (the runs are separate "
+                f"processes). faster / slower: the whole CI beyond ±{pct}; unchanged: within; "
+                "else inconclusive. Paired speed-up B / A: each run's own ABBA speed-up over "
+                "the baseline, B's over A's (drift-robust: a uniformly slower machine cancels). "
+                "Definitions: docs/comparison.md, Two runs.", (_speed_table(c),)),
+        Section("why", "Why", "Medians per step with GPU work of each run's lean trace; host "
+                "issue: the paired blocks' unprofiled host issue time; outputs: the correctness "
+                "check; graph breaks and recompiles from the manifest.",
+                (_why_table(c), msgs)),
+    ]
+    kernel_tables = tuple(kernel_table(d.kernel_diff, f"tbl-kernels-{i}",
+                                       f"{d.mode}: changed kernels")
+                          for i, d in enumerate(c.modes) if d.kernel_diff is not None)
+    if kernel_tables:
+        sections.append(Section("kernels", "Kernel diff per mode", "Each mode's kernels "
+                                "matched across the runs, by impact on the step.",
+                                kernel_tables))
+    facts = (("A", c.a), ("B", c.b), ("baseline", c.baseline),
+             ("verdicts", ", ".join(f"{d.mode} {d.verdict}" for d in c.modes)))
+    return Report(kind="runs", title="traceviz run comparison: A → B", facts=facts,
+                  warnings=c.notes, sections=tuple(sections))
+
+
+def document(c: RunComparison) -> dict[str, Any]:
+    """The JSON document (``--format json``)."""
+    modes = []
+    for d in c.modes:
+        row = asdict(d)
+        row["speed"] = d.speed.as_dict() if d.speed is not None else None
+        row["kernel_diff"] = d.kernel_diff.as_dict() if d.kernel_diff is not None else None
+        row["top_cause"] = d.top_cause()
+        modes.append(row)
+    return {"schema": SCHEMA, "a": c.a, "b": c.b, "baseline": c.baseline,
+            "same_recording": c.same_recording, "min_speedup": c.min_speedup,
+            "notes": list(c.notes),
+            "environment": [{**asdict(f), "changed": f.changed} for f in c.environment],
+            "modes": modes}
+
+
+def render(c: RunComparison, report: Report, fmt: str, plotlyjs: str = "inline") -> str:
+    """The run comparison as ``html``, ``md``, ``json`` or ``text``."""
+    if fmt == "html":
+        from traceviz.report.html import render_html
+
+        return render_html(report, plotlyjs)
+    if fmt == "md":
+        from traceviz.report.markdown import render_markdown
+
+        return render_markdown(report)
+    if fmt == "json":
+        from traceviz.report.jsonout import dumps
+
+        return dumps(document(c))
+    if fmt == "text":
+        from traceviz.report.report_text import render_report_text
+
+        return render_report_text(report)
+    raise UsageError(f"unknown format {fmt!r}; one of html, json, md, text")
