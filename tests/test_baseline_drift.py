@@ -121,13 +121,18 @@ def test_unpaired_modes_carry_no_drift(tmp_path: Path) -> None:
     assert c.notes == ()
 
 
-def test_committed_decode_loop_compile_is_flagged_and_cudagraph_is_not() -> None:
+def test_committed_decode_loop_is_flagged_and_rmsnorm_is_not() -> None:
+    """decode_loop (host-bound, 216 tiny launches) ran its eager baseline ~27 % faster inside
+    the compile process than in its own (H100 run of 2026-11-25); rmsnorm_residual's baseline
+    stayed within 2 % everywhere."""
     c = build(load_run_dir(REPORTS / "decode_loop"))[0]
     v = {x.mode: x for x in c.verdicts if x.kind == "speed"}
-    assert ("the eager baseline ran 3.053 ms/step inside this mode's process vs 2.224 in its "
-            "own (+37 %)") in v["compile"].explanation
-    assert v["compile"].status == "WIN"
-    flagged = sorted(m for m, x in v.items()
-                     if (x.evidence.get("baseline_drift") or {}).get("drifted"))
-    assert flagged == ["compile", "max-autotune", "max-autotune-no-cudagraphs",
-                       "reduce-overhead"]
+    drift = v["compile"].evidence["baseline_drift"]
+    assert drift["drifted"] is True and drift["change"] < -0.1
+    assert (f"the eager baseline ran {drift['in_pairs_ms']:.3f} ms/step inside this mode's "
+            f"process vs {drift['own_ms']:.3f} in its own") in v["compile"].explanation
+    assert "a baseline faster than on its own" in v["compile"].explanation
+    assert v["compile"].status == "WIN"  # flagged, not overruled
+    quiet = build(load_run_dir(REPORTS / "rmsnorm_residual"))[0]
+    assert [x.mode for x in quiet.verdicts if x.kind == "speed"
+            and (x.evidence.get("baseline_drift") or {}).get("drifted")] == []
