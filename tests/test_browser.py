@@ -96,8 +96,9 @@ def test_comparison_report_shows_the_expected_verdicts(browser: Any, tmp_path: P
         ["compile", "speed", "WIN"], ["compile", "fusion", "WIN"], ["compile", "launch", "WIN"],
         ["cudagraph", "speed", "WIN"], ["cudagraph", "fusion", "WIN"],
         ["cudagraph", "launch", "WIN"],
-        ["broken", "speed", "INCONCLUSIVE"], ["broken", "fusion", "INCONCLUSIVE"],
-        ["broken", "launch", "INCONCLUSIVE"],
+        # a failed mode wears FAILED (its verdicts' status stays INCONCLUSIVE in the data)
+        ["broken", "speed", "FAILED"], ["broken", "fusion", "FAILED"],
+        ["broken", "launch", "FAILED"],
     ]
     # The headline section comes first, one line per mode, leading with the outcome.
     assert page.eval_on_selector("main section", "s => s.id") == "headline"
