@@ -13,7 +13,8 @@ total mutants, killed (timeouts count as killed: the mutant made a test hang), s
 ``file:line`` and the mutated line, the justified equivalent mutants (``EQUIVALENTS`` in
 ``benchmarks/mutation_equivalents.py``, matched on the original and the mutated line) with the
 reason, and the score = killed / (total − justified equivalents). ``--merge FILE`` keeps the
-modules of an earlier report that this run did not redo.
+modules of an earlier report that this run did not redo; ``--collect`` rebuilds the report from
+the scratch directories without running mutmut again.
 """
 
 from __future__ import annotations
@@ -173,8 +174,8 @@ def _function_of(mutant: str) -> str:
     return tail
 
 
-def run_module(name: str, target: Target, work_root: Path, max_children: int) -> dict:
-    """Run mutmut on one module; the module's entry of the report."""
+def run_module(name: str, target: Target, work_root: Path, max_children: int) -> None:
+    """Run mutmut on one module in a fresh scratch directory; records the wall time there."""
     work = work_root / name
     _prepare(work, target)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -185,27 +186,39 @@ def run_module(name: str, target: Target, work_root: Path, max_children: int) ->
         cwd=work, env=env, capture_output=True, text=True,
     )
     wall = time.perf_counter() - t0
-    meta_path = work / "mutants" / (target.path + ".meta")
-    if not meta_path.exists():
+    (work / "campaign.json").write_text(json.dumps({"wall_s": round(wall, 1),
+                                                    "mutmut_exit": proc.returncode}))
+    if not (work / "mutants" / (target.path + ".meta")).exists():
         raise RuntimeError(f"mutmut produced no results for {name}:\n{proc.stdout[-3000:]}\n"
                            f"{proc.stderr[-3000:]}")
+
+
+def collect_module(name: str, target: Target, work_root: Path) -> dict:
+    """The module's entry of the report, from the results mutmut left in its scratch dir."""
+    work = work_root / name
+    run = json.loads((work / "campaign.json").read_text())
+    meta_path = work / "mutants" / (target.path + ".meta")
     codes: dict[str, int | None] = json.loads(meta_path.read_text())["exit_code_by_key"]
     source_lines = (REPO / target.path).read_text().splitlines()
-    not_killed = sorted(k for k, c in codes.items() if c not in _KILLED)
+    not_killed = sorted(
+        (k for k, c in codes.items() if c not in _KILLED),
+        key=lambda k: (_function_of(k), int(k.rsplit("_", 1)[1])),
+    )
     diffs = _diffs(work, target.path, not_killed)
     survivors, equivalents = [], []
     for key in not_killed:
         original, mutated = _changed_lines(diffs[key])
         function = _function_of(key)
         line = _line_of(source_lines, function, original)
+        code = codes[key]
         row = {
             "mutant": key,
             "where": f"{target.path}:{line}",
             "function": function,
             "original": original,
             "mutated": mutated,
-            "status": "no tests" if codes[key] in _NO_TESTS else (
-                "survived" if codes[key] in _SURVIVED else f"exit {codes[key]}"),
+            "status": "not run" if code is None else "no tests" if code in _NO_TESTS else (
+                "survived" if code in _SURVIVED else f"exit {code}"),
         }
         reason = EQUIVALENTS.get((target.path, original, mutated))
         if reason is not None:
@@ -223,8 +236,7 @@ def run_module(name: str, target: Target, work_root: Path, max_children: int) ->
         "equivalent": len(equivalents),
         "survived": len(survivors),
         "score": round(killed / denominator, 4) if denominator else None,
-        "wall_s": round(wall, 1),
-        "mutmut_exit": proc.returncode,
+        **run,
         "survivors": survivors,
         "equivalents": equivalents,
     }
@@ -267,6 +279,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/traceviz-mutation"))
     ap.add_argument("--merge", type=Path, help="an earlier report whose other modules to keep")
     ap.add_argument("--out", type=Path, help="report path (default benchmarks/results/…json)")
+    ap.add_argument("--collect", action="store_true",
+                    help="do not run mutmut: rebuild the report from the scratch directories "
+                         "(after editing benchmarks/mutation_equivalents.py)")
     args = ap.parse_args(argv)
     names = list(TARGETS) if args.modules == "all" else args.modules.split(",")
     unknown = [n for n in names if n not in TARGETS]
@@ -285,16 +300,18 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.merge:
         report["modules"].update(json.loads(args.merge.read_text())["modules"])
-    for name in names:
-        print(f"mutating {TARGETS[name].path} …", flush=True)
-        entry = run_module(name, TARGETS[name], args.workdir, args.max_children)
+    out = args.out or RESULTS_DIR / f"{report['date'][:10]}-mutation-{host}.json"
+    for name in names:  # the report is rewritten after each module: a cut-off run keeps those done
+        if not args.collect:
+            print(f"mutating {TARGETS[name].path} …", flush=True)
+            run_module(name, TARGETS[name], args.workdir, args.max_children)
+        entry = collect_module(name, TARGETS[name], args.workdir)
         report["modules"][name] = entry
         print(f"  {entry['killed']}/{entry['total']} killed, {entry['equivalent']} equivalent, "
               f"{entry['survived']} surviving, score {entry['score']}, {entry['wall_s']} s",
               flush=True)
-    out = args.out or RESULTS_DIR / f"{report['date'][:10]}-mutation-{host}.json"
-    out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
-    out.with_suffix(".md").write_text(markdown(report))
+        out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+        out.with_suffix(".md").write_text(markdown(report))
     print(f"wrote {out} and {out.with_suffix('.md').name}")
     return 0
 

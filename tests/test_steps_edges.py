@@ -116,5 +116,20 @@ def test_without_markers_the_gpu_can_bound_the_step_on_both_sides(tmp_path: Path
 
 def test_a_trace_with_no_events_has_no_steps(tmp_path: Path) -> None:
     w = _windows(TraceBuilder(), tmp_path)
-    assert (len(w), w.synthetic) == (0, True)
-    assert w.locate(np.array([0], np.int64)).tolist() == [-1]
+    assert (w.names, w.numbers, w.synthetic, w.overlapping) == ((), (), True, 0)
+    assert (w.start_ns.dtype, w.end_ns.dtype) == (np.int64, np.int64)
+    assert (w.start_ns.tolist(), w.end_ns.tolist()) == ([], [])
+    located = w.locate(np.array([0], np.int64))
+    assert located.tolist() == [-1] and located.dtype == np.int32
+
+
+def test_each_window_is_checked_against_its_own_predecessor_for_overlap(tmp_path: Path) -> None:
+    b = TraceBuilder()
+    b.step(1, 0, 10_000)  # [0, 10]
+    b.step(2, 10_000, 10_000)  # [10, 20]: touches step 1
+    b.step(3, 15_000, 15_000)  # [15, 30]: starts before step 2 ends
+    b.step(4, 30_000, 5_000)  # [30, 35]: touches step 3
+    w = _windows(b, tmp_path)
+    assert w.overlapping == 1
+    located = w.locate(np.array([14_999, 15_000, 30_000, 36_000], np.int64))
+    assert located.tolist() == [1, 2, 3, -1] and located.dtype == np.int32
