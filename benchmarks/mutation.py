@@ -148,19 +148,13 @@ def _changed_lines(diff: str) -> tuple[str, str]:
     return " ".join(x.strip() for x in minus), " ".join(x.strip() for x in plus)
 
 
-def _line_of(source_lines: list[str], function: str, original: str) -> int | None:
-    """1-based line of ``original`` in the source, searched from ``function``'s definition."""
-    start = next(
-        (i for i, ln in enumerate(source_lines) if f"def {function}(" in ln), 0
-    )
-    first = original.split(" ")[0] if original else ""
-    for i in range(start, len(source_lines)):
-        if source_lines[i].strip() == original or (first and source_lines[i].strip() == first):
-            return i + 1
-    for i in range(start, len(source_lines)):
-        if original and original[:40] in source_lines[i]:
-            return i + 1
-    return None
+def _line_of(source_lines: list[str], function: str, diff: str) -> int | None:
+    """1-based line of the first line the mutant changes, searched from ``function``'s def."""
+    first = next((ln[1:].strip() for ln in diff.splitlines()
+                  if ln.startswith("-") and not ln.startswith("---")), "")
+    start = next((i for i, ln in enumerate(source_lines) if f"def {function}(" in ln), 0)
+    return next((i + 1 for i in range(start, len(source_lines))
+                 if first and source_lines[i].strip() == first), None)
 
 
 def _function_of(mutant: str) -> str:
@@ -209,7 +203,7 @@ def collect_module(name: str, target: Target, work_root: Path) -> dict:
     for key in not_killed:
         original, mutated = _changed_lines(diffs[key])
         function = _function_of(key)
-        line = _line_of(source_lines, function, original)
+        line = _line_of(source_lines, function, diffs[key])
         code = codes[key]
         row = {
             "mutant": key,

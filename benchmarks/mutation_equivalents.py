@@ -19,6 +19,25 @@ _INT64_SCALAR = ("the values are numpy int64 (column minima/maxima), so an array
 _PANDAS_KIND = ("pandas ignores `kind` when sorting on several columns (it always uses a stable "
                 "lexsort), so the sort is identical whatever `kind` says")
 
+_DEAD_NO_RUNTIME = ("dead branch: gaps exist only between attributed activities, and an "
+                    "activity is attributed only through its launch call, so the runtime table "
+                    "is never empty here")
+_NO_LAUNCH_UNREAD = ("every row sorted here is attributed, hence has a launch call "
+                     "(launch_row >= 0): the no-launch default of np.where is never selected")
+_GRAPH_PROBE = ("the probe matches on (step, end, correlation) against graph-launched "
+                "activities of a step: an activity sharing a graph activity's correlation is "
+                "linked to the same graph launch call, hence is a graph activity of the same "
+                "step, so widening the probe or the candidate set finds no other match")
+_MERGE_KEYS = ("probe and candidates share exactly the columns step, end, corr, and inner is "
+               "pandas' default join, so the merge is the same")
+_FLOAT_KEYS = ("the group keys become float64 holding the same small integers exactly: the same "
+               "groups in the same order (integer ns stay in the int64 duration columns)")
+_SORT_SPEED = ("the 16-bit radix path is a speed-up only: keys outside it take the general "
+               "stable argsort, which gives the same order")
+_DUR_TIES = ("the pre-sort by duration only has to order each group's durations; rows with "
+             "equal durations are interchangeable, so an unstable sort yields the same values")
+_NUMPY_KIND = "numpy reads sort kinds case-insensitively: 'STABLE' is 'stable'"
+
 EQUIVALENTS: dict[tuple[str, str, str], str] = {
     (_LINKS, "launch_row = np.full(len(g_corr), -1, np.int64)",
      "launch_row = np.full(len(g_corr), -1, None)"): _INT_FILL,
@@ -41,4 +60,105 @@ EQUIVALENTS: dict[tuple[str, str, str], str] = {
         "the ts_ns column is int64, so to_numpy() without a dtype is int64 already",
     (_STEPS, 'end = rows["end_ns"].to_numpy(np.int64)', 'end = rows["end_ns"].to_numpy(None)'):
         "the end_ns column is int64, so to_numpy() without a dtype is int64 already",
+    # gaps.py
+    **{
+        (_GAPS, "launch_row_all >= 0, rt_ts[np.maximum(launch_row_all, 0)] if len(rt_ts) else 0, "
+         "_NO_LAUNCH", m): _NO_LAUNCH_UNREAD
+        for m in (
+            "launch_row_all >= 0, rt_ts[np.maximum(launch_row_all, 0)] if len(rt_ts) else 0, None",
+            "launch_row_all >= 0, rt_ts[np.maximum(launch_row_all, 0)] if len(rt_ts) else 1, "
+            "_NO_LAUNCH",
+        )
+    },
+    **{
+        (_GAPS, f"{v} = np.full(n_steps, -1, np.int64)", f"{v} = np.full(n_steps, -1, {d})"):
+            _INT_FILL
+        for v in ("gpu_start", "gpu_end") for d in ("None", "")
+    },
+    (_GAPS, "steps_with = step[u.group_first_row] if len(order) else np.zeros(0, np.int64)",
+     "steps_with = step[u.group_first_row] if (len(order)) or True else np.zeros(0, np.int64)"):
+        "with no attributed activity, step[u.group_first_row] is already an empty int64 array",
+    **{
+        (_GAPS, "g_step = np.concatenate([steps_with[u.gap_group], np.asarray(tail_from, "
+         "np.int64)])",
+         f"g_step = np.concatenate([steps_with[u.gap_group], np.asarray(tail_from, {d})])"):
+            "a list of step indices is int64 anyway; an empty one makes g_step float64 holding "
+            "the same indices exactly, used only as merge/sort keys and cast to int32 in the "
+            "GapTable"
+        for d in ("None", "")
+    },
+    (_GAPS, 'stream=gpu["stream"].to_numpy()[g_ender[srt]] if len(g_ender) else '
+     "np.zeros(0, np.int64),",
+     'stream=gpu["stream"].to_numpy()[g_ender[srt]] if (len(g_ender)) or True else '
+     "np.zeros(0, np.int64),"):
+        "indexing the int64 stream column with an empty index is the same empty int64 array",
+    **{
+        (_GAPS, f"{v} = rt[{c!r}].to_numpy()[lrow_c] if len(rt) else np.zeros(n, {d})".replace(
+            "'", '"'), m.format(v=v, c=c, d=d).replace("'", '"')): _DEAD_NO_RUNTIME
+        for v, c, d in (("kind", "kind", "np.int8"), ("launch_ts", "ts_ns", "np.int64"))
+        for m in (
+            "{v} = rt[{c!r}].to_numpy()[lrow_c] if (len(rt)) or True else np.zeros(n, {d})",
+            "{v} = rt[{c!r}].to_numpy()[lrow_c] if len(rt) else np.zeros(None, {d})",
+            "{v} = rt[{c!r}].to_numpy()[lrow_c] if len(rt) else np.zeros(n, )",
+            "{v} = rt[{c!r}].to_numpy()[lrow_c] if len(rt) else np.zeros(n, None)",
+            "{v} = rt[{c!r}].to_numpy()[lrow_c] if len(rt) else np.zeros({d})",
+        )
+    },
+    (_GAPS, "graph_gap = has_launch & (kind == LaunchKind.GRAPH) & ~g_tail",
+     "graph_gap = has_launch & (kind == LaunchKind.GRAPH) | ~g_tail"): _GRAPH_PROBE,
+    (_GAPS, "graph_gap = has_launch & (kind == LaunchKind.GRAPH) & ~g_tail",
+     "graph_gap = has_launch | (kind == LaunchKind.GRAPH) & ~g_tail"): _GRAPH_PROBE,
+    (_GAPS, '& (rt["kind"].to_numpy()[np.maximum(links.launch_row, 0)] == LaunchKind.GRAPH) '
+     "& (activity_step >= 0)",
+     '& (rt["kind"].to_numpy()[np.maximum(links.launch_row, 0)] == LaunchKind.GRAPH) '
+     "| (activity_step >= 0)"): _GRAPH_PROBE,
+    (_GAPS, '(links.launch_row >= 0) & (rt["kind"].to_numpy()[np.maximum(links.launch_row, 0)] '
+     "== LaunchKind.GRAPH)",
+     '(links.launch_row >= 0) | (rt["kind"].to_numpy()[np.maximum(links.launch_row, 0)] '
+     "== LaunchKind.GRAPH)"): _GRAPH_PROBE,
+    (_GAPS, '"step": activity_step[graph_acts].astype(np.int64),',
+     '"step": activity_step[graph_acts].astype(None),'):
+        "pandas merges the float64 step column with the int64 probe on equal values: the same "
+        "matches",
+    **{
+        (_GAPS, 'hit = probe.merge(ends, on=["step", "end", "corr"], how="inner")["i"].to_numpy()',
+         m): _MERGE_KEYS
+        for m in (
+            'hit = probe.merge(ends, how="inner")["i"].to_numpy()',
+            'hit = probe.merge(ends, on=None, how="inner")["i"].to_numpy()',
+            'hit = probe.merge(ends, on=["step", "end", "corr"], )["i"].to_numpy()',
+        )
+    },
+    **{
+        (_GAPS, "if len(keys) and keys.min() >= 0 and keys.max() < 1 << 16:", m): _SORT_SPEED
+        for m in (
+            "if len(keys) and keys.min() > 0 and keys.max() < 1 << 16:",
+            "if len(keys) and keys.min() >= 1 and keys.max() < 1 << 16:",
+            "if len(keys) and keys.min() >= 0 and keys.max() < 1 >> 16:",
+        )
+    },
+    (_GAPS, "keys = keys.astype(np.uint16)", "keys = keys.astype(None)"):
+        "float64 holds the non-negative 16-bit keys exactly; the stable argsort gives the same "
+        "order",
+    (_GAPS, 'return np.argsort(keys, kind="stable")', 'return np.argsort(keys, kind="STABLE")'):
+        _NUMPY_KIND,
+    **{
+        (_GAPS, 'by_dur = np.argsort(dur, kind="stable")  # sorted by (group, dur) below, one '
+         "group sort each",
+         f"by_dur = np.argsort(dur, {k})  # sorted by (group, dur) below, one group sort each"):
+            _NUMPY_KIND if k == 'kind="STABLE"' else _DUR_TIES
+        for k in ("", "kind=None", 'kind="STABLE"')
+    },
+    (_GAPS, '("step", gaps.step.astype(np.int64), [step_names[i] for i in '
+     "range(len(step_names))]),",
+     '("step", gaps.step.astype(None), [step_names[i] for i in range(len(step_names))]),'):
+        _FLOAT_KEYS,
+    **{
+        (_GAPS, '("all", np.zeros(len(dur), np.int64), ["all"]),',
+         f'("all", np.zeros(len(dur), {d}), ["all"]),'): _FLOAT_KEYS
+        for d in ("None", "")
+    },
+    (_GAPS, "continue", "break"):
+        "a scope has no gap only when the table is empty, and then every scope is: stopping or "
+        "going on both return no row",
 }
