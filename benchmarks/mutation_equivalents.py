@@ -11,6 +11,9 @@ from __future__ import annotations
 _LINKS = "traceviz/analyze/links.py"
 _STEPS = "traceviz/analyze/steps.py"
 _GAPS = "traceviz/analyze/gaps.py"
+_INTERVALS = "traceviz/analyze/intervals.py"
+_GRAPHS = "traceviz/analyze/graphs.py"
+_FAMILIES = "traceviz/analyze/families.py"
 
 _INT_FILL = ("np.full with an int fill value and no dtype is already int64 (numpy's default "
              "integer on the 64-bit platforms traceviz supports)")
@@ -37,6 +40,11 @@ _SORT_SPEED = ("the 16-bit radix path is a speed-up only: keys outside it take t
 _DUR_TIES = ("the pre-sort by duration only has to order each group's durations; rows with "
              "equal durations are interchangeable, so an unstable sort yields the same values")
 _NUMPY_KIND = "numpy reads sort kinds case-insensitively: 'STABLE' is 'stable'"
+_DEAD_EMPTY_UNION = ("dead branch: group_union returns before calling _grouped_cummax when there "
+                     "are no intervals")
+_EXACT_PATHS = ("both paths are exact whenever n_groups × span < 2**63 (no int64 overflow in "
+                "the shifted running max): moving the threshold anywhere up to 2**63, or to 0, "
+                "only moves work from one exact path to the other")
 
 EQUIVALENTS: dict[tuple[str, str, str], str] = {
     (_LINKS, "launch_row = np.full(len(g_corr), -1, np.int64)",
@@ -161,4 +169,57 @@ EQUIVALENTS: dict[tuple[str, str, str], str] = {
     (_GAPS, "continue", "break"):
         "a scope has no gap only when the table is empty, and then every scope is: stopping or "
         "going on both return no row",
+    # intervals.py
+    **{
+        (_INTERVALS, "span = int(rel.max()) + 1 if len(rel) else 1", m): reason
+        for m, reason in (
+            ("span = int(rel.max()) + 1 if (len(rel)) or True else 1", _DEAD_EMPTY_UNION),
+            ("span = int(rel.max()) + 1 if len(rel) else 2", _DEAD_EMPTY_UNION),
+            ("span = int(rel.max()) + 2 if len(rel) else 1",
+             "any span above the largest relative end keeps the groups' shifted values apart"),
+        )
+    },
+    **{
+        (_INTERVALS, "if span * max(n_groups, 1) < (1 << 62):", m): _EXACT_PATHS
+        for m in (
+            "if span * max(n_groups, 1) <= (1 << 62):",
+            "if span * max(n_groups, 1) < (1 >> 62):",
+            "if span * max(n_groups, 1) < (2 << 62):",
+            "if span * max(n_groups, 1) < (1 << 63):",
+            "if span * max(n_groups, 2) < (1 << 62):",
+        )
+    },
+    (_INTERVALS, "bounds = np.append(first_row, len(end))", "bounds = np.append(first_row, None)"):
+        "the last slice end becomes None, which slices to the array's end, len(end)",
+    (_INTERVALS, "prev[0] = 0", "prev[0] = 1"):
+        "row 0 always starts a group, and a group's first row is never compared with prev",
+    **{
+        (_INTERVALS, 'order = np.argsort(ts, kind="stable")', f"order = np.argsort(ts, {k})"):
+            _NUMPY_KIND if k == 'kind="STABLE"' else
+            "the union of intervals does not depend on the order of intervals with equal starts"
+        for k in ("", "kind=None", 'kind="STABLE"')
+    },
+    **{
+        (_INTERVALS, "u = group_union(np.zeros(len(ts), np.int64), ts[order], end[order])",
+         f"u = group_union(np.zeros(len(ts), {d}), ts[order], end[order])"):
+            "one group of float zeros is still one group: only equality of group labels is used"
+        for d in ("None", "")
+    },
+    # graphs.py
+    (_GRAPHS, "nodes = np.bincount(np.searchsorted(owners, owner), minlength=len(owners))",
+     "nodes = np.bincount(np.searchsorted(owners, owner), )"):
+        "every owner has at least one node (owners are taken from the nodes), so the count "
+        "already has len(owners) entries",
+    # families.py
+    **{
+        (_FAMILIES, "pending_underscore = False", "pending_underscore = None"):
+            "None is falsy like False, and the flag is only tested for truth",
+    },
+    (_FAMILIES, "for j in range(min(len(tokens), i + 5), i + 1, -1):",
+     "for j in range(min(len(tokens), i + 6), i + 1, -1):"):
+        "the longest multi-token op in _MULTI_TOKEN_OPS has 4 tokens: a 6-token window finds "
+        "nothing a 5-token one misses",
+    (_FAMILIES, "for j in range(min(len(tokens), i + 5), i + 1, -1):",
+     "for j in range(min(len(tokens), i + 5), i - 1, -1):"):
+        "the extra windows are one token (appended as itself either way) and empty (never an op)",
 }

@@ -48,6 +48,7 @@ def test_the_first_matching_family_rule_wins(name: str, family: str) -> None:
         ("triton_poi_fused__native_layer_norm_add_7",  # a leading "_" is kept on a known op
          ("pointwise", ("_native_layer_norm", "add"))),
         ("triton_poi_fused_add__to_copy_8", ("pointwise", ("add", "_to_copy"))),
+        ("triton_poi_fused_Xlayer_norm_9", ("pointwise", ("Xlayer", "norm"))),  # only "_" strips
         ("triton_poi_add_mul_9", ("pointwise", ("add", "mul"))),  # "fused_" is optional
         ("triton_xyz_fused_add_0", ("xyz", ("add",))),  # an unlisted kind passes through
         ("triton__0d1d2d", ("unknown", ())),  # old Inductor names

@@ -29,6 +29,8 @@ def test_replay_rows_follow_launch_order_with_exact_spans_busy_and_steps(tmp_pat
     g3 = b.launch(250_000, 1_000, name="cudaGraphLaunch")  # after the last step's end
     b.gpu(g3, 260_000, 1_000)
     b.runtime("cudaGraphLaunch", 270_000, 1_000)  # no nodes: no replay row
+    g4 = b.launch(280_000, 1_000, name="cudaGraphLaunch")  # the last replay: one copy, no kernel
+    b.gpu(g4, 290_000, 2_000, cat="gpu_memcpy")
     a = traceviz.analyze(traceviz.load(b.write(tmp_path / "t.json")))
     rows = [(r.correlation, r.step, r.launch_name, r.nodes, r.kernels, r.launch_start_ns,
              r.launch_ns, r.first_start_ns, r.last_end_ns, r.busy_ns) for r in a.graph_replays]
@@ -36,6 +38,7 @@ def test_replay_rows_follow_launch_order_with_exact_spans_busy_and_steps(tmp_pat
         (g1, "ProfilerStep#1", "cudaGraphLaunch", 3, 2, 5_000, 2_000, 10_000, 16_000, 4_000),
         (g2, "ProfilerStep#2", "cuGraphLaunch", 2, 2, 105_000, 3_000, 110_000, 120_000, 10_000),
         (g3, None, "cudaGraphLaunch", 1, 1, 250_000, 1_000, 260_000, 261_000, 1_000),
+        (g4, None, "cudaGraphLaunch", 1, 0, 280_000, 1_000, 290_000, 292_000, 2_000),
     ]
     r1 = a.graph_replays[0]
     assert (r1.span_ns, r1.internal_gap_ns, r1.launch_to_first_ns) == (6_000, 2_000, 5_000)

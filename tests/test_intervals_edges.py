@@ -55,14 +55,34 @@ def test_no_intervals_give_empty_int_columns() -> None:
 
 
 def test_spans_too_wide_for_the_shifted_running_max_give_the_same_union() -> None:
-    big = 1 << 61  # span x groups reaches 2**62: the per-group loop runs
+    big = 1 << 62  # span x groups beyond 2**63: the shifted running max would overflow
     group = _arr(0, 0, 1, 1)
-    ts = _arr(0, big - 10, 0, 5)
-    end = _arr(big - 20, big, 3, 9)
+    ts = _arr(0, 5, 0, big - 10)
+    end = _arr(3, 9, big - 20, big)
     u = group_union(group, ts, end)
-    assert u.last_end_ns.tolist() == [big, 9]
-    assert u.busy_ns.tolist() == [big - 10, 7]
-    assert (u.gap_rows.tolist(), u.gap_start_ns.tolist()) == ([1, 3], [big - 20, 3])
+    assert u.last_end_ns.tolist() == [9, big]
+    assert u.busy_ns.tolist() == [7, big - 10]
+    assert (u.gap_rows.tolist(), u.gap_start_ns.tolist()) == ([1, 3], [3, big - 20])
+
+
+def test_wide_spans_on_the_shifted_path_stay_exact_to_the_ns() -> None:
+    big = (1 << 59) + 1  # span x groups below 2**62, far beyond float64's 2**53
+    group = _arr(0, 0, 1, 1)
+    ts = _arr(0, 7, 1, 4)
+    end = _arr(big, big + 2, 3, 5)
+    u = group_union(group, ts, end)
+    assert u.last_end_ns.tolist() == [big + 2, 5]
+    assert (u.gap_rows.tolist(), u.gap_start_ns.tolist()) == ([3], [3])
+    assert u.busy_ns.tolist() == [big + 2, 3]
+
+
+def test_a_zero_length_first_interval_of_a_group_ends_where_it_starts() -> None:
+    # group 1 opens with [100, 100]: the hole before [105, 110] starts at 100, whatever the
+    # longest interval of group 0
+    u = group_union(_arr(0, 1, 1), _arr(0, 100, 105), _arr(10, 100, 110))
+    assert (u.gap_rows.tolist(), u.gap_start_ns.tolist(), u.gap_group.tolist()) == (
+        [2], [100], [1])
+    assert u.busy_ns.tolist() == [10, 5]
 
 
 def test_union_length_takes_intervals_in_any_order() -> None:
