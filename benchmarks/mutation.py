@@ -124,7 +124,8 @@ def _prepare(work: Path, target: Target) -> None:
     shutil.copytree(REPO / "traceviz", work / "traceviz", ignore=skip)
     shutil.copytree(REPO / "tests", work / "tests", ignore=skip)
     (work / "pyproject.toml").write_text(_pyproject(target))
-    for name in ("reports", "workloads", "docs"):  # read by tests relative to the repo root
+    for name in ("reports", "workloads", "docs", "benchmarks", "scripts", "README.md",
+                 "CHANGELOG.md", "mkdocs.yml"):  # read by tests relative to the repo root
         (work / "mutants" / name).symlink_to(REPO / name)
     shared = REPO.parent / "shared"  # tests look for ../shared beside the checkout
     if shared.exists():
@@ -158,12 +159,25 @@ def _changed_lines(diff: str) -> tuple[str, str]:
 
 
 def _line_of(source_lines: list[str], function: str, diff: str) -> int | None:
-    """1-based line of the first line the mutant changes, searched from ``function``'s def."""
-    first = next((ln[1:].strip() for ln in diff.splitlines()
-                  if ln.startswith("-") and not ln.startswith("---")), "")
+    """1-based line of the first line the mutant changes: the diff's context lines before it
+    and that line, found in order in the source after ``function``'s ``def``."""
+    block: list[str] = []
+    for ln in diff.splitlines():
+        if ln.startswith(("---", "+++", "@@")):
+            block = []
+        elif ln.startswith(" "):
+            block.append(ln[1:].strip())
+        elif ln.startswith("-"):
+            block.append(ln[1:].strip())
+            break
+    if not block:
+        return None
     start = next((i for i, ln in enumerate(source_lines) if f"def {function}(" in ln), 0)
-    return next((i + 1 for i in range(start, len(source_lines))
-                 if first and source_lines[i].strip() == first), None)
+    stripped = [ln.strip() for ln in source_lines]
+    for i in range(start, len(stripped) - len(block) + 1):
+        if stripped[i:i + len(block)] == block:
+            return i + len(block)
+    return None
 
 
 def _function_of(mutant: str) -> str:
@@ -191,9 +205,9 @@ def run_module(name: str, target: Target, work_root: Path, max_children: int) ->
     wall = time.perf_counter() - t0
     (work / "campaign.json").write_text(json.dumps({"wall_s": round(wall, 1),
                                                     "mutmut_exit": proc.returncode}))
-    if not (work / "mutants" / (target.path + ".meta")).exists():
-        raise RuntimeError(f"mutmut produced no results for {name}:\n{proc.stdout[-3000:]}\n"
-                           f"{proc.stderr[-3000:]}")
+    if proc.returncode != 0 or not (work / "mutants" / (target.path + ".meta")).exists():
+        raise RuntimeError(f"mutmut failed on {name} (exit {proc.returncode}):\n"
+                           f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
 
 
 def collect_module(name: str, target: Target, work_root: Path) -> dict:

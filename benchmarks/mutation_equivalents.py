@@ -14,6 +14,7 @@ _GAPS = "traceviz/analyze/gaps.py"
 _INTERVALS = "traceviz/analyze/intervals.py"
 _GRAPHS = "traceviz/analyze/graphs.py"
 _FAMILIES = "traceviz/analyze/families.py"
+_VALIDITY = "traceviz/analyze/validity.py"
 
 _INT_FILL = ("np.full with an int fill value and no dtype is already int64 (numpy's default "
              "integer on the 64-bit platforms traceviz supports)")
@@ -222,4 +223,36 @@ EQUIVALENTS: dict[tuple[str, str, str], str] = {
     (_FAMILIES, "for j in range(min(len(tokens), i + 5), i + 1, -1):",
      "for j in range(min(len(tokens), i + 5), i - 1, -1):"):
         "the extra windows are one token (appended as itself either way) and empty (never an op)",
+    # validity.py
+    **{
+        (_VALIDITY, "if (len(ts) == 0 or ts[0] >= 0) and not negative_dur.any():", m):
+            "a table whose first start is 0 takes the flagging path instead of the shortcut: it "
+            "flags nothing there (no negative value), and the far bounds then come from the "
+            "partitioned path, which equals the bisected one (pinned by "
+            "tests/test_health_validity.py)"
+        for m in ("if (len(ts) == 0 or ts[0] > 0) and not negative_dur.any():",
+                  "if (len(ts) == 0 or ts[0] >= 1) and not negative_dur.any():")
+    },
+    (_VALIDITY, "k1, k99 = max(1, -(-n // 100)) - 1, max(1, -(-n * 99 // 100)) - 1",
+     "k1, k99 = max(1, -(-n // 100)) - 1, max(2, -(-n * 99 // 100)) - 1"):
+        "in far_bounds_sorted the two differ only for one start (k99 1 instead of 0), and the "
+        "bisection returns that one value for any k (partitioned twin: killed)",
+    **{
+        (_VALIDITY, "gpu_rows = np.arange(len(trace.gpu), dtype=np.int64)",
+         f"gpu_rows = np.arange(len(trace.gpu), {d})"):
+            "np.arange of an int is int64 already"
+        for d in ("", "dtype=None")
+    },
+    **{
+        (_VALIDITY, "return Screened(trace, gpu_rows, len(trace.gpu), tuple(out), 0)", m):
+            "with nothing excluded, index_loaded_rows returns the analysis as it is and never "
+            "reads gpu_rows or loaded_gpu_rows (their only reader)"
+        for m in ("return Screened(trace, None, len(trace.gpu), tuple(out), 0)",
+                  "return Screened(trace, gpu_rows, None, tuple(out), 0)")
+    },
+    (_VALIDITY, 'before = int(np.searchsorted(ts, bounds[0], side="left"))',
+     "before = int(np.searchsorted(ts, bounds[0], ))"): "side='left' is searchsorted's default",
+    (_VALIDITY, "reused[first] = False  # each id's first call owns it; later calls reuse it",
+     "reused[first] = None  # each id's first call owns it; later calls reuse it"):
+        "None assigned into a bool array is stored as False",
 }

@@ -194,3 +194,108 @@ def test_after_exclusion_the_tables_keep_their_columns_and_per_row_arrays_their_
     assert a.activity_step.dtype == np.int32
     assert a.activity_step.tolist() == [0, -1]
     assert a.activity_family.tolist() == ["aten-elementwise", "excluded"]
+
+
+def _health(b: TraceBuilder, tmp_path: Path) -> dict:
+    return {w.code: w for w in traceviz.analyze(traceviz.load(b.write(tmp_path / "t.json"))).health}
+
+
+def test_ordering_warnings_state_what_how_many_and_the_first_event(tmp_path: Path) -> None:
+    b = TraceBuilder()
+    b.step(1, 0, 100_000)
+    b.kernel(launch_ts=1_000, ts=10_000, dur=5_000, name="a")  # 10-15 µs
+    b.kernel(launch_ts=2_000, ts=14_000, dur=5_000, name="b")  # overlaps a on stream 7
+    corr = b.kernel(launch_ts=30_000, ts=29_000, dur=1_000, name="early")  # before its launch
+    b.x("cuda_runtime", "cudaLaunchKernel", 40_000, 1_000, correlation=corr)  # id reused
+    h = _health(b, tmp_path)
+    assert h["stream_overlap"].message == (
+        "GPU activity starting before the previous one on its stream ended (a stream runs its "
+        "work in order: timestamps are wrong): 1 activity, kept; first: gpu event 'b' at "
+        "ts=14.000 µs, dur=5.000 µs")
+    assert h["gpu_before_launch"].message == (
+        "GPU activity starting before its launch call (CPU/GPU clock skew): 1 activity, kept; "
+        "first: gpu event 'early' at ts=29.000 µs, dur=1.000 µs")
+    assert h["shared_correlation"].message == (
+        "runtime call reusing the correlation id of an earlier call: 1 call, the earlier call "
+        "owns the GPU activities; first: runtime event 'cudaLaunchKernel' at ts=40.000 µs, "
+        "dur=1.000 µs")
+    b.kernel(launch_ts=3_000, ts=18_000, dur=5_000, name="c")  # overlaps b
+    b.kernel(launch_ts=50_000, ts=49_000, dur=1_000, name="early2")
+    b.x("cuda_runtime", "cudaLaunchKernel", 60_000, 1_000, correlation=corr)
+    h = _health(b, tmp_path)
+    assert ": 2 activities, kept; first: gpu event 'b'" in h["stream_overlap"].message
+    assert ": 2 activities, kept; first: gpu event 'early'" in h["gpu_before_launch"].message
+    assert ": 2 calls, the earlier call owns" in h["shared_correlation"].message
+
+
+@pytest.mark.parametrize("later", ["stream", "device"])
+def test_stream_overlap_is_found_in_every_stream_not_only_the_first(
+        tmp_path: Path, later: str) -> None:
+    b = TraceBuilder()
+    b.step(1, 0, 100_000)
+    b.kernel(launch_ts=1_000, ts=0, dur=10_000, name="first")  # stream 7, device 0: 0-10 µs
+    other = {"stream": 8} if later == "stream" else {"stream": 7, "device": 1}
+    for name, ts in (("c", 5_000), ("e", 10_000)):  # c 5-15, e 10-20: e overlaps c
+        corr = b.launch(1_500)
+        b.gpu(corr, ts, 10_000, name=name, **other)
+    w = _health(b, tmp_path)["stream_overlap"]
+    assert w.count == 1 and w.first_event.name == "e"
+
+
+@pytest.mark.parametrize(("side", "offset_ns", "flagged"),
+                         [("hi", 0, False), ("hi", 1, True), ("lo", 0, False), ("lo", 1, True)])
+def test_with_exclusions_an_event_exactly_at_a_far_bound_is_kept_one_ns_beyond_is_far(
+        tmp_path: Path, side: str, offset_ns: int, flagged: bool) -> None:
+    """The partitioned path (taken once something is excluded) has the bisected path's edges.
+
+    101 kept starts: 100 ops at base + 0, 10, …, 990 µs and the probe. Probe above: p1 = 2nd =
+    base + 10 µs, p99 = 100th = base + 990 µs. Probe below: p1 = 2nd = base, p99 = 100th = base
+    + 980 µs. The margin is 1 s either way (10 × width < 1 s)."""
+    base = 1_000_000_000_000
+    b = TraceBuilder()
+    b.cpu_op("negative", base + 500_000, -1_000)  # excluded first: the far bounds skip it
+    for i in range(100):
+        b.cpu_op(f"op{i}", base + i * 10_000, 1_000)
+    if side == "hi":
+        b.cpu_op("probe", base + 990_000 + FAR_MIN_MARGIN_NS + offset_ns, 1_000)
+    else:
+        b.cpu_op("probe", base - FAR_MIN_MARGIN_NS - offset_ns, 1_000)
+    w = _codes(b, tmp_path).get("far_outside_time_range")
+    assert (w is not None) is flagged
+    if w is not None:
+        assert w.count == 1 and w.first_event.name == "probe"
+
+
+def test_an_event_already_excluded_is_not_counted_again_as_far_outside(tmp_path: Path) -> None:
+    b = TraceBuilder()
+    b.gpu(None, 10_000, -1_000, name="negative_kernel")  # every table has an exclusion
+    b.runtime("cudaLaunchKernel", 11_000, -1_000)
+    b.cpu_op("negative_op", 12_000, -1_000)
+    _hundred_ops(b)
+    b.x("cpu_op", "before_zero", -5_000_000_000, 1_000)  # negative ts, and 5 s before the rest
+    codes = _codes(b, tmp_path)
+    assert "far_outside_time_range" not in codes
+    assert codes["negative_timestamp"].count == 1
+    assert _screen(b, tmp_path).excluded_events == 4
+
+
+def test_after_exclusion_gaps_name_their_ending_activity_by_loaded_row(tmp_path: Path) -> None:
+    b = TraceBuilder()
+    b.step(1, 0, 100_000)
+    b.gpu(None, 1_000, -1_000, name="broken")  # loaded gpu row 0, excluded
+    b.kernel(launch_ts=2_000, ts=10_000, dur=1_000, name="a")  # row 1
+    b.kernel(launch_ts=20_000, ts=30_000, dur=1_000, name="b")  # row 2: ends the gap
+    trace = traceviz.load(b.write(tmp_path / "t.json"))
+    a = traceviz.analyze(trace)
+    (row,) = a.gaps.activity.tolist()
+    assert str(trace.gpu["name"].iat[row]) == "b"
+
+
+def test_excluded_events_do_not_widen_the_far_bounds(tmp_path: Path) -> None:
+    b = TraceBuilder()
+    _hundred_ops(b)  # 0 .. 990 µs
+    for i in range(5):  # 5 % of the starts at 5 s, all excluded (negative durations)
+        b.cpu_op(f"negative{i}", 5_000_000_000 + i, -1_000)
+    b.cpu_op("late", 3_000_000_000, 1_000)  # 3 s: far from the kept starts
+    w = _codes(b, tmp_path)["far_outside_time_range"]
+    assert w.count == 1 and w.first_event.name == "late"
