@@ -15,6 +15,7 @@ _INTERVALS = "traceviz/analyze/intervals.py"
 _GRAPHS = "traceviz/analyze/graphs.py"
 _FAMILIES = "traceviz/analyze/families.py"
 _VALIDITY = "traceviz/analyze/validity.py"
+_SPEED = "traceviz/analyze/speed.py"
 
 _INT_FILL = ("np.full with an int fill value and no dtype is already int64 (numpy's default "
              "integer on the 64-bit platforms traceviz supports)")
@@ -255,4 +256,16 @@ EQUIVALENTS: dict[tuple[str, str, str], str] = {
     (_VALIDITY, "reused[first] = False  # each id's first call owns it; later calls reuse it",
      "reused[first] = None  # each id's first call owns it; later calls reuse it"):
         "None assigned into a bool array is stored as False",
+    # speed.py
+    (_SPEED, "if not (isinstance(base, list) and isinstance(mode, list) and base and mode):",
+     "if not (isinstance(base, list) and isinstance(mode, list) and base or mode):"):
+        "two lists of which one is empty now reach paired_speedup, which refuses unequal or "
+        "empty block lists with ValueError, caught: the same None",
+    **{
+        (_SPEED, "assert median is not None and p10 is not None and p90 is not None", m):
+            "the assert only narrows types: `None in own` returned before it, so all three are "
+            "set and any and/or mix of the tests holds"
+        for m in ("assert median is not None and p10 is not None or p90 is not None",
+                  "assert median is not None or p10 is not None and p90 is not None")
+    },
 }
