@@ -103,3 +103,26 @@ def test_a_drift_of_exactly_no_change_is_not_called_slowed() -> None:
     assert same.drifted and same.change == 0
     assert same.sentence("eager").endswith(
         "the speed-up is relative to a baseline faster than on its own")
+
+
+def test_an_empty_paired_block_is_no_paired_block() -> None:
+    ev = speed_evidence(_mode({}, median_ms=1.0, p10_ms=0.9, p90_ms=1.1), BASE, "eager")
+    assert (ev.source, ev.note) == (UNPAIRED, "")
+
+
+def test_each_source_needs_both_numbers_and_keeps_why_better_ones_were_not_used() -> None:
+    failed = {"error": "CUDA out of memory"}
+    ev = speed_evidence(_mode(failed, period_ms=2.0), Timing(None, None, None, 4.0, None),
+                        "eager")
+    assert ev.as_evidence() == {"evidence_source": TRACE, "speedup": 2.0,
+                                "profiled_period_ms": [4.0, 2.0],
+                                "note": "paired timing failed (CUDA out of memory)"}
+    only_base = speed_evidence(_mode(period_ms=2.0), Timing(2.0, 1.9, 2.1, 4.0, None), "eager")
+    assert only_base.source == TRACE  # the mode has no unprofiled median
+    only_mode = speed_evidence(_mode(median_ms=1.0, period_ms=2.0),
+                               Timing(None, None, None, 4.0, None), "eager")
+    assert only_mode.source == TRACE  # the baseline has none
+    none = speed_evidence(_mode(period_ms=2.0), Timing(None, None, None, None, None), "eager")
+    assert (none.source, none.speedup) == ("none", None)
+    none = speed_evidence(_mode(), Timing(None, None, None, 4.0, None), "eager")
+    assert (none.source, none.speedup) == ("none", None)
