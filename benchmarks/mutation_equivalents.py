@@ -270,4 +270,19 @@ EQUIVALENTS: dict[tuple[str, str, str], str] = {
     },
     (_SPEED, 'note = "; ".join(notes)', 'note = "XX; XX".join(notes)'):
         "each path appends at most one note, so the separator is never written",
+    (_SPEED, "assert ev.ci_low is not None and ev.ci_high is not None",
+     "assert ev.ci_low is not None or ev.ci_high is not None"):
+        "the assert only narrows types: paired evidence always has both CI bounds "
+        "(_from_paired returns none without them), so the weaker assert holds as well",
+    **{
+        (_SPEED, "assert b10 is not None and b90 is not None and m10 is not None and m90 is not "
+         "None", m):
+            "the assert only narrows types: `None in (b10, b90, m10, m90)` returned before it, "
+            "so all four are set and any and/or mix of the tests holds"
+        for m in (
+            "assert b10 is not None and b90 is not None and m10 is not None or m90 is not None",
+            "assert b10 is not None and b90 is not None or m10 is not None and m90 is not None",
+            "assert b10 is not None or b90 is not None and m10 is not None and m90 is not None",
+        )
+    },
 }

@@ -14,9 +14,12 @@ from traceviz.analyze.speed import (
     TRACE,
     UNPAIRED,
     BaselineDrift,
+    SpeedEvidence,
     Timing,
     baseline_drift,
+    describe,
     speed_evidence,
+    speed_status,
 )
 from traceviz.analyze.stats import paired_speedup
 
@@ -126,3 +129,86 @@ def test_each_source_needs_both_numbers_and_keeps_why_better_ones_were_not_used(
     assert (none.source, none.speedup) == ("none", None)
     none = speed_evidence(_mode(), Timing(None, None, None, 4.0, None), "eager")
     assert (none.source, none.speedup) == ("none", None)
+
+
+APART = ("modes timed in separate processes minutes apart, so drift between the runs lands in "
+         "the comparison")
+OVERLAP = f"the p10–p90 ranges overlap or the change is within ±25 %; {APART}"
+
+
+def _unpaired(speedup: float, b10: float = 1.5, b90: float = 1.8, m10: float = 0.9,
+              m90: float = 1.0) -> SpeedEvidence:
+    return SpeedEvidence(UNPAIRED, speedup, baseline_ms=1.6, mode_ms=1.6 / speedup,
+                         baseline_p10_ms=b10, baseline_p90_ms=b90, mode_p10_ms=m10,
+                         mode_p90_ms=m90)
+
+
+@pytest.mark.parametrize(("ev", "status", "why"), [
+    (_unpaired(1.25), "WIN", f"the mode's p90 is below the baseline's p10 ({APART})"),
+    (_unpaired(1.25, m90=1.5), "INCONCLUSIVE", OVERLAP),  # p90 equal to p10: overlap
+    (_unpaired(1.24), "INCONCLUSIVE", OVERLAP),  # below 1 + 25 %
+    (_unpaired(0.75, m10=2.0, m90=2.2), "REGRESSION",
+     f"the mode's p10 is above the baseline's p90 ({APART})"),
+    (_unpaired(0.75, b90=2.0, m10=2.0, m90=2.2), "INCONCLUSIVE", OVERLAP),
+    (_unpaired(0.76, m10=2.0, m90=2.2), "INCONCLUSIVE", OVERLAP),
+    (_unpaired(0.5, m10=1.0), "INCONCLUSIVE", OVERLAP),  # slower, but the ranges overlap
+    (SpeedEvidence(UNPAIRED, 1.3, baseline_ms=1.3, mode_ms=1.0), "INCONCLUSIVE",
+     f"no p10–p90 recorded; {APART}"),
+], ids=["win_at_1_plus_margin", "p90_equal_p10", "below_margin", "regression_at_1_minus_margin",
+        "p10_equal_p90", "above_1_minus_margin", "slower_overlapping", "no_percentiles"])
+def test_unpaired_rule_edges(ev: SpeedEvidence, status: str, why: str) -> None:
+    assert speed_status(ev, 0.25, 2.0) == (status, why)
+
+
+INFLATION = ("within 2× either way the profiler's inflation can explain the change (no "
+             "unprofiled timing)")
+
+
+@pytest.mark.parametrize(("speedup", "inflation", "status", "why"), [
+    (2.0, 2.0, "INCONCLUSIVE", INFLATION),
+    (2.5, 2.0, "WIN", "the profiled period fell more than 2×, beyond what profiler inflation "
+                      "alone can produce"),
+    (0.5, 2.0, "INCONCLUSIVE", INFLATION),
+    (0.25, 2.0, "REGRESSION", "the profiled period rose more than 2×, beyond what profiler "
+                              "inflation alone can produce"),
+    (1.0, 0.5, "INCONCLUSIVE", "within 0.5× either way the profiler's inflation can explain the "
+                               "change (no unprofiled timing)"),
+])
+def test_trace_rule_needs_more_than_the_inflation_and_never_wins_unless_lower(
+        speedup: float, inflation: float, status: str, why: str) -> None:
+    ev = SpeedEvidence(TRACE, speedup, baseline_ms=2.0, mode_ms=2.0 / speedup)
+    assert speed_status(ev, 0.25, inflation) == (status, why)
+
+
+@pytest.mark.parametrize(("low", "high", "why"), [
+    (1.0, 1.125, "the whole CI lies within ±25 % of 1"),
+    (1.0625, 1.125, "statistically different from 1 but within ±25 %"),
+    (0.875, 1.0, "the whole CI lies within ±25 % of 1"),
+    (0.875, 0.9375, "statistically different from 1 but within ±25 %"),
+])
+def test_a_paired_no_win_says_whether_the_ci_excludes_1(low: float, high: float,
+                                                        why: str) -> None:
+    ev = SpeedEvidence(PAIRED, (low + high) / 2, low, high, 0.95, 10)
+    assert speed_status(ev, 0.25, 2.0) == ("NO_WIN", why)
+
+
+def test_without_any_speed_number_the_status_is_inconclusive() -> None:
+    assert speed_status(SpeedEvidence("none", None), 0.25, 2.0) == (
+        "INCONCLUSIVE", "no step timing and no profiled period to compare")
+
+
+@pytest.mark.parametrize(("ev", "text"), [
+    (SpeedEvidence("none", None), "speed not measured"),
+    (SpeedEvidence("none", None, note="paired timing failed (x)"),
+     "speed not measured (paired timing failed (x))"),
+    (SpeedEvidence(PAIRED, 1.0, 0.9375, 1.0625, None, None), "1.00× faster (95 % CI 0.94–1.06)"),
+    (SpeedEvidence(PAIRED, 0.8, 0.75, 0.875, 0.9, 12),
+     "1.25× slower (speed-up 0.80, 90 % CI 0.75–0.88, 12 pairs)"),
+    (SpeedEvidence(PAIRED, 1.5, 1.25, 1.75, 0.95, 0), "1.50× faster (95 % CI 1.25–1.75)"),
+    (_unpaired(1.25), "1.25× faster by unpaired medians (1.600 → 1.280 ms/step, timed in "
+                      "separate processes)"),
+    (SpeedEvidence(TRACE, 2.5, baseline_ms=2.0, mode_ms=0.8),
+     "2.50× faster (profiled) — GPU period 2.000 → 0.800 ms/step"),
+])
+def test_the_outcome_in_words(ev: SpeedEvidence, text: str) -> None:
+    assert describe(ev) == text
