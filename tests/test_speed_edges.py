@@ -20,8 +20,10 @@ from traceviz.analyze.speed import (
     describe,
     speed_evidence,
     speed_status,
+    speed_verdict,
 )
 from traceviz.analyze.stats import paired_speedup
+from traceviz.analyze.verdicts import Thresholds
 
 BASE_BLOCKS = [2.0, 2.2, 2.1, 2.05]
 MODE_BLOCKS = [1.0, 1.0, 1.1, 1.0]
@@ -212,3 +214,47 @@ def test_without_any_speed_number_the_status_is_inconclusive() -> None:
 ])
 def test_the_outcome_in_words(ev: SpeedEvidence, text: str) -> None:
     assert describe(ev) == text
+
+
+def test_any_other_source_with_a_number_is_inconclusive() -> None:
+    assert speed_status(SpeedEvidence("none", 1.5), 0.25, 2.0) == (
+        "INCONCLUSIVE", "no step timing and no profiled period to compare")
+
+
+def test_the_speed_verdict_says_why_each_limit_and_note_applies() -> None:
+    ev = SpeedEvidence(PAIRED, 1.5, 1.25, 1.75, 0.95, 12, "max_pairs", note="n1")
+    drift = BaselineDrift(2.5, 2.0, 1.9, 2.1, 0.1)
+    v = speed_verdict("compile", "eager", ev, Thresholds(), ("a", "b"), drift)
+    assert (v.mode, v.kind, v.status) == ("compile", "speed", "WIN")
+    assert v.thresholds == {"min_speedup": 0.03, "baseline_drift_margin": 0.1}
+    assert v.explanation == (
+        "1.50× faster (95 % CI 1.25–1.75, 12 pairs): the whole CI is above 1 + 3 %; pairing "
+        "stopped at its pair limit before the CI narrowed to its target; n1; the eager baseline "
+        "ran 2.500 ms/step inside this mode's process vs 2.000 in its own (+25 %), outside its "
+        "own p10–p90 widened by 10 % (1.710–2.310): the speed-up is relative to a slowed "
+        "baseline; context: a; b")
+    assert v.evidence == {
+        "baseline": "eager", "evidence_source": "paired", "speedup": 1.5, "ci_low": 1.25,
+        "ci_high": 1.75, "level": 0.95, "pairs": 12, "stopped": "max_pairs", "note": "n1",
+        "outcome": "1.50× faster (95 % CI 1.25–1.75, 12 pairs)", "context": ["a", "b"],
+        "baseline_drift": drift.as_evidence()}
+    budget = SpeedEvidence(PAIRED, 1.5, 1.25, 1.75, 0.95, 12, "budget")
+    assert speed_verdict("compile", "eager", budget, Thresholds()).explanation.endswith(
+        "; pairing stopped at its time budget before the CI narrowed to its target")
+    converged = SpeedEvidence(PAIRED, 1.5, 1.25, 1.75, 0.95, 12, "converged")
+    steady = BaselineDrift(2.0, 2.0, 1.9, 2.1, 0.1)  # inside the band: not flagged
+    v = speed_verdict("compile", "eager", converged, Thresholds(), (), steady)
+    assert v.explanation == (
+        "1.50× faster (95 % CI 1.25–1.75, 12 pairs): the whole CI is above 1 + 3 %")
+    assert v.thresholds == {"min_speedup": 0.03, "baseline_drift_margin": 0.1}
+
+
+def test_only_the_trace_rule_uses_the_inflation_threshold() -> None:
+    ev = SpeedEvidence(TRACE, 2.5, baseline_ms=2.0, mode_ms=0.8)
+    v = speed_verdict("compile", "eager", ev, Thresholds())
+    assert v.thresholds == {"min_speedup": 0.03, "max_profiler_inflation": 2.0}
+    assert v.evidence == {"baseline": "eager", "evidence_source": "trace", "speedup": 2.5,
+                          "profiled_period_ms": [2.0, 0.8],
+                          "outcome": "2.50× faster (profiled) — GPU period 2.000 → 0.800 "
+                                     "ms/step",
+                          "context": []}
