@@ -10,6 +10,7 @@ docs/reliability.md, "Mutation testing").
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,9 +24,11 @@ from traceviz.analyze.verdicts import (
     VerdictInputs,
     fusion_verdict,
     launch_verdict,
+    parse_thresholds,
     relative_drop,
     verdicts_for,
 )
+from traceviz.errors import UsageError
 
 T = Thresholds(fusion_min_kernel_drop=0.25)
 
@@ -148,10 +151,11 @@ FUSION_CASES = [
          '(+2%; step-to-step spread ±2.0 µs))'),
         id='unchanged_count_with_busy_at_spread_is_no_regression'),
     pytest.param(
-        dict(kernels=25, activities=25, gpu_busy_ns=101_000, input_copies=2, input_copy_ns=3000),
+        dict(kernels=25, activities=25, gpu_busy_ns=101_000, input_copies=2,
+             input_copy_ns=1_234_567),
         {}, 'WIN', {},
         'NO_WIN',
-        ('kernel count rose 25.0%; CUDA graphs add 2 input-copy activities per step (3.0 '
+        ('kernel count rose 25.0%; CUDA graphs add 2 input-copy activities per step (1,234.6 '
          'µs/step) (kernels/step 20 → 25 (+25%), GPU busy/step 100.0 → 101.0 µs (+1%; '
          'step-to-step spread ±2.0 µs))'),
         id='risen_count_names_input_copies'),
@@ -218,6 +222,32 @@ FUSION_CASES = [
         ('the baseline has no GPU work per step to compare against; kernels/step 0 → 15 '
          '(n/a), GPU busy/step 100.0 → 98.0 µs (-2%; step-to-step spread ±2.0 µs)'),
         id='a_baseline_without_kernels_is_inconclusive'),
+    pytest.param(
+        dict(kernels=15, activities=15, gpu_busy_ns=250_000, input_copies=3,
+             input_copy_ns=1_234_567),
+        dict(gpu_busy_ns=1_000_000, period_ns=2_000_000), 'WIN',
+        dict(unprofiled_saved_ns=1_000_000),
+        'WIN',
+        ('750.0 µs/step of GPU busy saved is 75% of the 1,000.0 µs/step saved without the '
+         'profiler: fusion paid (kernels/step 20 → 15 (-25%), GPU busy/step 1,000.0 → 250.0 '
+         'µs (-75%; step-to-step spread ±2.0 µs))'),
+        id='large_numbers_print_to_a_tenth_of_a_us'),
+    pytest.param(
+        dict(gpu_busy_ns=1, period_ns=1),
+        dict(gpu_busy_ns=1), 'NO_WIN', {},
+        'NO_WIN',
+        ('GPU-bound: GPU busy is 100% of the period, removing launch overhead can save at '
+         'most 0%; kernel count unchanged, so nothing was fused (kernels/step 20 → 20 (±0%), '
+         'GPU busy/step 0.0 → 0.0 µs (±0%; step-to-step spread ±2.0 µs))'),
+        id='a_one_ns_period_is_judged_for_gpu_bound'),
+    pytest.param(
+        dict(gpu_busy_ns=181_100, top_family_share=0.75),
+        dict(gpu_busy_ns=181_100), 'NO_WIN', {},
+        'NO_WIN',
+        ('GPU-bound: GPU busy is 91% of the period, removing launch overhead can save at '
+         'most 9%; kernel count unchanged, so nothing was fused (kernels/step 20 → 20 (±0%), '
+         'GPU busy/step 181.1 → 181.1 µs (±0%; step-to-step spread ±2.0 µs))'),
+        id='a_share_without_a_family_names_none'),
 ]
 
 LAUNCH_CASES = [
@@ -359,6 +389,23 @@ LAUNCH_CASES = [
          '50.0 → 50.0 µs (±0%); mean profiled period saved 20.0 µs/step, by host + sync wait '
          '10.0 µs/step)'),
         id='mismatched_outputs_are_inconclusive'),
+    pytest.param(
+        dict(launches=1),
+        dict(host_wait_ns=123_456), 'WIN', 'paired', (123_456, 98_765, 0), '',
+        'WIN',
+        ('host + sync wait explain 80% of the period saved: launch overhead removed (speed '
+         'WIN: 1.50× faster) (launches/step 20 → 1 (-95%), host_wait/step 123.5 → 50.0 µs '
+         '(-59%); mean profiled period saved 123.5 µs/step, by host + sync wait 98.8 '
+         'µs/step)'),
+        id='large_numbers_print_to_a_tenth_of_a_us'),
+    pytest.param(
+        dict(launches=1),
+        {}, 'WIN', 'paired', (1, 1, 0), '',
+        'WIN',
+        ('host + sync wait explain 100% of the period saved: launch overhead removed (speed '
+         'WIN: 1.50× faster) (launches/step 20 → 1 (-95%), host_wait/step 50.0 → 50.0 µs '
+         '(±0%); mean profiled period saved 0.0 µs/step, by host + sync wait 0.0 µs/step)'),
+        id='a_one_ns_saving_is_attributed'),
 ]
 
 
@@ -442,3 +489,67 @@ def test_ranges_print_in_interval_notation() -> None:
             str(Range(1, float("inf"), True, True, ""))] == ["[0, 1)", "(0, 1]", "[1, ∞)",
                                                             "[1, ∞)"]
     assert 1.0 in Range(0, 1, False, True, "") and 0 not in Range(0, 1, False, True, "")
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (["min_speedup=0.1=2"], "threshold min_speedup: '0.1=2' is not a number"),
+    (["min_speedup"], "--threshold 'min_speedup': expected name=value"),
+    (["nope=1", "zzz=2"], "unknown threshold(s) nope, zzz; known: min_speedup, "
+     "fusion_min_kernel_drop, launch_min_wait_share, gpu_bound_busy_share, "
+     "max_profiler_inflation, host_bound_max_lag_steps, fusion_min_busy_share, "
+     "baseline_drift_margin"),
+    (["fusion_min_busy_drop=0.1", "time_noise_k=2"],
+     "threshold fusion_min_busy_drop no longer exists: GPU busy must fall by more than its "
+     "step-to-step spread; threshold time_noise_k no longer exists: the speed verdict uses the "
+     "paired CI and min_speedup (see docs/comparison.md)"),
+])
+def test_threshold_overrides_are_refused_in_one_line_that_says_why(
+        overrides: list[str], message: str) -> None:
+    with pytest.raises(UsageError) as err:
+        parse_thresholds(overrides)
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("a.toml", "[thresholds]\nmin_speedup = 'x'\n", "threshold min_speedup: 'x' is not a number"),
+    ("b.json", "[1, 2]", "threshold config {path}: expected a table of name = number"),
+    ("c.json", "{bad", "threshold config {path}: Expecting property name enclosed in double "
+     "quotes: line 1 column 2 (char 1)"),
+    ("d.toml", None, "threshold config {path}: No such file or directory"),
+])
+def test_threshold_files_are_refused_in_one_line_that_says_why(
+        tmp_path: Path, name: str, text: str | None, message: str) -> None:
+    path = tmp_path / name
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    with pytest.raises(UsageError) as err:
+        parse_thresholds(None, path)
+    assert str(err.value) == message.format(path=path)
+
+
+def test_a_threshold_file_may_be_a_bare_table_and_overrides_win(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text("min_speedup = 0.05\nfusion_min_kernel_drop = 0.3\n", encoding="utf-8")
+    t = parse_thresholds(["min_speedup = 0.07"], path)
+    assert (t.min_speedup, t.fusion_min_kernel_drop, t.launch_min_wait_share) == (0.07, 0.3, 0.5)
+
+
+def test_a_busy_share_short_of_a_higher_threshold_says_the_threshold() -> None:
+    t = Thresholds(fusion_min_kernel_drop=0.25, fusion_min_busy_share=0.8)
+    v = fusion_verdict(inp(kernels=15, activities=15, gpu_busy_ns=250_000),
+                       inp("eager", gpu_busy_ns=1_000_000, period_ns=2_000_000), speed("WIN"), t,
+                       unprofiled_saved_ns=1_000_000)
+    assert (v.status, v.explanation) == ("NO_WIN", (
+        "kernels fused and GPU busy fell, but 750.0 µs/step of GPU busy saved is 75% of the "
+        "1,000.0 µs/step saved without the profiler (at least 80% needed): the step got faster "
+        "on the host side, not through less GPU work (kernels/step 20 → 15 (-25%), GPU "
+        "busy/step 1,000.0 → 250.0 µs (-75%; step-to-step spread ±2.0 µs))"))
+
+
+def test_without_a_rules_note_nothing_is_appended() -> None:
+    change = PeriodChange(20_000, 10_000, 0)
+    launch = launch_verdict(inp(launches=1), inp("eager"), speed("WIN"), change, T)
+    assert launch.explanation.endswith("by host + sync wait 10.0 µs/step)")
+    fusion, launch = verdicts_for(inp(launches=1), inp("eager"), speed("WIN"), change, T)
+    assert fusion.explanation.endswith("spread ±2.0 µs))")
+    assert launch.explanation.endswith("by host + sync wait 10.0 µs/step)")
