@@ -16,6 +16,10 @@ _GRAPHS = "traceviz/analyze/graphs.py"
 _FAMILIES = "traceviz/analyze/families.py"
 _VALIDITY = "traceviz/analyze/validity.py"
 _SPEED = "traceviz/analyze/speed.py"
+_VERDICTS = "traceviz/analyze/verdicts.py"
+_TENTH = ("h_drop = 1 - mode/base never equals the float 0.1: for mode/base in [0.5, 2] the "
+          "subtraction is exact (Sterbenz), and 1 - 0.1 is no double, so < and <= (> and >=) "
+          "0.1 decide alike")
 
 _INT_FILL = ("np.full with an int fill value and no dtype is already int64 (numpy's default "
              "integer on the 64-bit platforms traceviz supports)")
@@ -285,4 +289,18 @@ EQUIVALENTS: dict[tuple[str, str, str], str] = {
             "assert b10 is not None or b90 is not None and m10 is not None and m90 is not None",
         )
     },
+    # verdicts.py
+    (_VERDICTS, 'text = path.read_text(encoding="utf-8")',
+     'text = path.read_text(encoding="UTF-8")'): "codec names are case-insensitive",
+    **{
+        (_VERDICTS, 'parts.append(bound.replace("GPU-bound", "baseline GPU-bound", 1))', m):
+            "the GPU-bound sentence holds 'GPU-bound' once (family names come from a fixed "
+            "list without it), so replacing the first or every occurrence is the same"
+        for m in ('parts.append(bound.replace("GPU-bound", "baseline GPU-bound", ))',
+                  'parts.append(bound.replace("GPU-bound", "baseline GPU-bound", 2))')
+    },
+    (_VERDICTS, "if h_drop is not None and abs(h_drop) < 0.1:",
+     "if h_drop is not None and abs(h_drop) <= 0.1:"): _TENTH,
+    (_VERDICTS, "if not parts and h_drop is not None and h_drop >= 0.1:",
+     "if not parts and h_drop is not None and h_drop > 0.1:"): _TENTH,
 }
