@@ -303,4 +303,31 @@ EQUIVALENTS: dict[tuple[str, str, str], str] = {
      "if h_drop is not None and abs(h_drop) <= 0.1:"): _TENTH,
     (_VERDICTS, "if not parts and h_drop is not None and h_drop >= 0.1:",
      "if not parts and h_drop is not None and h_drop > 0.1:"): _TENTH,
+    **{
+        (_VERDICTS, 'return "n/a"', m):
+            "dead line: _pct is only called by _change, which handles None itself"
+        for m in ('return "N/A"', 'return "XXn/aXX"')
+    },
+    (_VERDICTS, 'return "±0%" if abs(x) < 0.005 else f"{x * 100:+.0f}%"',
+     'return "±0%" if abs(x) <= 0.005 else f"{x * 100:+.0f}%"'):
+        "x is a relative drop 1 - mode/base, never exactly the float 0.005 (the subtraction "
+        "is exact for mode/base in [0.5, 2] and 1 - 0.005 is no double)",
+    (_VERDICTS, "return f\"speed {speed.status}: {speed.evidence.get('outcome', '')}\""
+     '.rstrip(": ")',
+     "return f\"speed {speed.status}: {speed.evidence.get('outcome', '')}\""
+     '.rstrip("XX: XX")'):
+        "stripping the characters X, ':' and ' ' instead of ':' and ' ' differs only for an "
+        "outcome ending in X, and describe() ends every outcome with ')', 'step' or 'measured'",
+    (_VERDICTS, "busy_fell = busy_saved > 0 and busy_saved > spread",
+     "busy_fell = busy_saved >= 0 and busy_saved > spread"):
+        "spread is a p90 - p10 (>= 0), so busy_saved > spread already implies busy_saved > 0",
+    **{
+        (_VERDICTS, "busy_rose = -busy_saved > spread and busy_saved < 0", m):
+            "spread >= 0, so -busy_saved > spread already implies busy_saved < 0"
+        for m in ("busy_rose = -busy_saved > spread and busy_saved < 1",
+                  "busy_rose = -busy_saved > spread and busy_saved <= 0")
+    },
+    (_VERDICTS, "unprofiled_saved_ns or 0.0, facts, t)", "unprofiled_saved_ns or 1.0, facts, t)"):
+        "the fallback is read only when the saving is 0 or missing, and then busy_share is None "
+        "and _fusion_on_unprofiled returns before using it",
 }

@@ -225,12 +225,12 @@ FUSION_CASES = [
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=250_000, input_copies=3,
              input_copy_ns=1_234_567),
-        dict(gpu_busy_ns=1_000_000, period_ns=2_000_000), 'WIN',
-        dict(unprofiled_saved_ns=1_000_000),
+        dict(gpu_busy_ns=1_000_000, period_ns=2_000_000, busy_spread_ns=123_456), 'WIN',
+             dict(unprofiled_saved_ns=1_000_000),
         'WIN',
         ('750.0 µs/step of GPU busy saved is 75% of the 1,000.0 µs/step saved without the '
          'profiler: fusion paid (kernels/step 20 → 15 (-25%), GPU busy/step 1,000.0 → 250.0 '
-         'µs (-75%; step-to-step spread ±2.0 µs))'),
+         'µs (-75%; step-to-step spread ±123.5 µs))'),
         id='large_numbers_print_to_a_tenth_of_a_us'),
     pytest.param(
         dict(gpu_busy_ns=1, period_ns=1),
@@ -248,6 +248,69 @@ FUSION_CASES = [
          'most 9%; kernel count unchanged, so nothing was fused (kernels/step 20 → 20 (±0%), '
          'GPU busy/step 181.1 → 181.1 µs (±0%; step-to-step spread ±2.0 µs))'),
         id='a_share_without_a_family_names_none'),
+    pytest.param(
+        dict(kernels=15, activities=15, gpu_busy_ns=97_999),
+        {}, 'WIN', dict(unprofiled_saved_ns=1),
+        'WIN',
+        ('2.0 µs/step of GPU busy saved is 200100% of the 0.0 µs/step saved without the '
+         'profiler: fusion paid (kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs '
+         '(-2%; step-to-step spread ±2.0 µs))'),
+        id='a_1ns_unprofiled_saving_is_a_saving'),
+    pytest.param(
+        dict(kernels=15, activities=15, gpu_busy_ns=99_999, busy_spread_ns=0),
+        dict(busy_spread_ns=0), 'WIN', {},
+        'WIN',
+        ('kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 100.0 µs (±0%; step-to-step '
+         'spread ±0.0 µs)'),
+        id='busy_saved_by_1ns_beyond_a_zero_spread_fell'),
+    pytest.param(
+        dict(activities=22, gpu_busy_ns=102_001),
+        dict(activities=21), 'NO_WIN', {},
+        'REGRESSION',
+        ('GPU busy time per step rose beyond its spread (kernel count not lower, so nothing '
+         'was fused; 1 more memcpy/memset activities per step than the baseline): '
+         'kernels/step 20 → 20 (±0%), GPU busy/step 100.0 → 102.0 µs (+2%; step-to-step '
+         'spread ±2.0 µs)'),
+        id='extra_copies_count_against_the_baselines_copies'),
+    pytest.param(
+        dict(gpu_busy_ns=102_001),
+        {}, 'NO_WIN', {},
+        'REGRESSION',
+        ('GPU busy time per step rose beyond its spread (kernel count not lower, so nothing '
+         'was fused): kernels/step 20 → 20 (±0%), GPU busy/step 100.0 → 102.0 µs (+2%; '
+         'step-to-step spread ±2.0 µs)'),
+        id='a_regression_without_extra_copies_names_none'),
+    pytest.param(
+        dict(kernels=15, activities=15),
+        {}, 'WIN', {},
+        'NO_WIN',
+        ('fused 20 → 15 kernels but GPU busy fell 0%, within its step-to-step spread '
+         '(kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 100.0 µs (±0%; step-to-step '
+         'spread ±2.0 µs))'),
+        id='fused_with_unchanged_busy_fell_0_percent'),
+    pytest.param(
+        dict(kernels=15, activities=15, gpu_busy_ns=170_000, busy_spread_ns=80_000),
+        {}, 'WIN', {},
+        'NO_WIN',
+        ('fused 20 → 15 kernels but GPU busy rose 70% (kernels/step 20 → 15 (-25%), GPU '
+         'busy/step 100.0 → 170.0 µs (+70%; step-to-step spread ±80.0 µs))'),
+        id='fused_with_busy_risen_70_percent'),
+    pytest.param(
+        dict(kernels=15, activities=15, gpu_busy_ns=0),
+        dict(gpu_busy_ns=1), 'WIN', {},
+        'NO_WIN',
+        ('fused 20 → 15 kernels but GPU busy fell 100%, within its step-to-step spread '
+         '(kernels/step 20 → 15 (-25%), GPU busy/step 0.0 → 0.0 µs (-100%; step-to-step '
+         'spread ±2.0 µs))'),
+        id='a_1ns_baseline_busy_moves_100_percent'),
+    pytest.param(
+        dict(kernels=16, activities=18, gpu_busy_ns=90_000, input_copies=1, input_copy_ns=2_000),
+        dict(activities=21), 'WIN', {},
+        'NO_WIN',
+        ('kernel count fell 20.0%, short of the 25% drop that fusion needs; CUDA graphs add '
+         '1 input-copy activity per step (2.0 µs/step) (kernels/step 20 → 16 (-20%), GPU '
+         'busy/step 100.0 → 90.0 µs (-10%; step-to-step spread ±2.0 µs))'),
+        id='one_input_copy_is_named'),
 ]
 
 LAUNCH_CASES = [
@@ -406,6 +469,33 @@ LAUNCH_CASES = [
          'WIN: 1.50× faster) (launches/step 20 → 1 (-95%), host_wait/step 50.0 → 50.0 µs '
          '(±0%); mean profiled period saved 0.0 µs/step, by host + sync wait 0.0 µs/step)'),
         id='a_one_ns_saving_is_attributed'),
+    pytest.param(
+        dict(launches=1),
+        {}, 'WIN', 'paired', (20_000, 9_890, 0), '',
+        'NO_WIN',
+        ('speed WIN: 1.50× faster, but host + sync wait explain only 49% of the period saved '
+         '(at least 50% needed): the time came from elsewhere; host wait unchanged (±0%) '
+         '(launches/step 20 → 1 (-95%), host_wait/step 50.0 → 50.0 µs (±0%); mean profiled '
+         'period saved 20.0 µs/step, by host + sync wait 9.9 µs/step)'),
+        id='a_share_printed_to_the_percent'),
+    pytest.param(
+        dict(launches=1),
+        {}, 'REGRESSION', 'paired', (-1, -1, 0), '',
+        'REGRESSION',
+        ('speed REGRESSION: 1.50× faster, and host + sync wait grew by 0.0 µs/step, 100% of '
+         'the period added; host wait unchanged (±0%) (launches/step 20 → 1 (-95%), '
+         'host_wait/step 50.0 → 50.0 µs (±0%); mean profiled period saved -0.0 µs/step, by '
+         'host + sync wait -0.0 µs/step)'),
+        id='a_1ns_period_added_by_wait_is_a_regression'),
+    pytest.param(
+        dict(launches=1),
+        {}, 'REGRESSION', 'paired', (-123_456, -98_765, 0), '',
+        'REGRESSION',
+        ('speed REGRESSION: 1.50× faster, and host + sync wait grew by 98.8 µs/step, 80% of '
+         'the period added; host wait unchanged (±0%) (launches/step 20 → 1 (-95%), '
+         'host_wait/step 50.0 → 50.0 µs (±0%); mean profiled period saved -123.5 µs/step, by '
+         'host + sync wait -98.8 µs/step)'),
+        id='a_regression_with_large_numbers'),
 ]
 
 
@@ -429,7 +519,7 @@ def test_launch_rule_edge(mode: dict[str, Any], base: dict[str, Any], speed_stat
 
 
 def test_fusion_evidence_and_thresholds_on_both_rule_sets() -> None:
-    mode = inp(kernels=15, activities=15, gpu_busy_ns=97_999, context=("1 graph break",))
+    mode = inp(kernels=15, activities=15, gpu_busy_ns=97_999, context=("1 graph break", "x"))
     v = fusion_verdict(mode, inp("eager"), speed("WIN"), T)
     assert v.thresholds == {"fusion_min_kernel_drop": 0.25, "gpu_bound_busy_share": 0.9}
     assert v.evidence == {
@@ -438,8 +528,8 @@ def test_fusion_evidence_and_thresholds_on_both_rule_sets() -> None:
         "kernel_drop": 0.25, "gpu_busy_us_per_step": [100.0, 97.999],
         "busy_drop": relative_drop(100_000, 97_999), "busy_spread_us": 2.0,
         "profiled_period_us": [200.0, 200.0], "speed": "WIN", "correctness_ok": True,
-        "context": ["1 graph break"]}
-    assert v.explanation.endswith("; context: 1 graph break")
+        "context": ["1 graph break", "x"]}
+    assert v.explanation.endswith("; context: 1 graph break; x")
     u = fusion_verdict(mode, inp("eager", busy_spread_ns=1_000), speed("WIN"), T,
                        unprofiled_saved_ns=8_004)
     assert u.thresholds == {"fusion_min_kernel_drop": 0.25, "gpu_bound_busy_share": 0.9,
@@ -553,3 +643,16 @@ def test_without_a_rules_note_nothing_is_appended() -> None:
     fusion, launch = verdicts_for(inp(launches=1), inp("eager"), speed("WIN"), change, T)
     assert fusion.explanation.endswith("spread ±2.0 µs))")
     assert launch.explanation.endswith("by host + sync wait 10.0 µs/step)")
+
+
+def test_a_speed_verdict_without_an_outcome_is_named_by_its_status() -> None:
+    bare = Verdict("compile", "speed", "NO_WIN", {"evidence_source": "paired"}, {}, "")
+    v = launch_verdict(inp(launches=1), inp("eager"), bare, PeriodChange(0, 0, 0), T)
+    assert v.explanation.startswith("speed NO_WIN; host wait unchanged (±0%)")
+
+
+def test_the_wait_share_threshold_is_printed_to_the_percent() -> None:
+    t = Thresholds(launch_min_wait_share=0.75)
+    v = launch_verdict(inp(launches=1), inp("eager"), speed("WIN"),
+                       PeriodChange(20_000, 10_000, 0), t)
+    assert "explain only 50% of the period saved (at least 75% needed)" in v.explanation
