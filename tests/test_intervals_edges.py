@@ -88,3 +88,11 @@ def test_a_zero_length_first_interval_of_a_group_ends_where_it_starts() -> None:
 def test_union_length_takes_intervals_in_any_order() -> None:
     assert union_length(_arr(30, 0, 5), _arr(40, 10, 12)) == 22
     assert isinstance(union_length(_arr(1), _arr(3)), int)
+
+
+def test_on_the_per_group_path_a_later_groups_holes_are_its_own() -> None:
+    big = 1 << 62  # group 0 ends far beyond group 1: the running max restarts per group
+    u = group_union(_arr(0, 1, 1), _arr(0, 0, 5), _arr(big, 3, 9))
+    assert (u.gap_rows.tolist(), u.gap_start_ns.tolist(), u.gap_group.tolist()) == (
+        [2], [3], [1])
+    assert u.busy_ns.tolist() == [big, 7]
