@@ -131,6 +131,8 @@ def test_each_source_needs_both_numbers_and_keeps_why_better_ones_were_not_used(
     assert (none.source, none.speedup) == ("none", None)
     none = speed_evidence(_mode(), Timing(None, None, None, 4.0, None), "eager")
     assert (none.source, none.speedup) == ("none", None)
+    none = speed_evidence(_mode(failed), Timing(None, None, None, None, None), "eager")
+    assert (none.source, none.note) == ("none", "paired timing failed (CUDA out of memory)")
 
 
 APART = ("modes timed in separate processes minutes apart, so drift between the runs lands in "
@@ -175,6 +177,8 @@ INFLATION = ("within 2× either way the profiler's inflation can explain the cha
                               "inflation alone can produce"),
     (1.0, 0.5, "INCONCLUSIVE", "within 0.5× either way the profiler's inflation can explain the "
                                "change (no unprofiled timing)"),
+    (0.625, 1.5, "REGRESSION", "the profiled period rose more than 1.5×, beyond what profiler "
+                               "inflation alone can produce"),
 ])
 def test_trace_rule_needs_more_than_the_inflation_and_never_wins_unless_lower(
         speedup: float, inflation: float, status: str, why: str) -> None:
