@@ -311,6 +311,14 @@ FUSION_CASES = [
          '1 input-copy activity per step (2.0 µs/step) (kernels/step 20 → 16 (-20%), GPU '
          'busy/step 100.0 → 90.0 µs (-10%; step-to-step spread ±2.0 µs))'),
         id='one_input_copy_is_named'),
+    pytest.param(
+        dict(kernels=16, activities=18, gpu_busy_ns=90_000),
+        dict(activities=21), 'WIN', {},
+        'NO_WIN',
+        ('kernel count fell 20.0%, short of the 25% drop that fusion needs; 1 more '
+         'memcpy/memset activities per step than the baseline (kernels/step 20 → 16 (-20%), '
+         'GPU busy/step 100.0 → 90.0 µs (-10%; step-to-step spread ±2.0 µs))'),
+        id='extra_copies_are_counted_against_the_baselines_in_a_no_win'),
 ]
 
 LAUNCH_CASES = [
