@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import importlib.metadata
 import json
 import os
 import platform
@@ -304,14 +305,12 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in TARGETS]
     if unknown:
         ap.error(f"unknown modules {unknown}; known: {list(TARGETS)}")
-    import mutmut
-
     host = platform.node().split(".")[0] or "host"
     report = {
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H%M"),
         "host": host,
         "cpus": os.cpu_count(),
-        "mutmut": mutmut.__version__ if hasattr(mutmut, "__version__") else "3.8.1",
+        "mutmut": importlib.metadata.version("mutmut"),
         "max_children": args.max_children,
         "modules": {},
     }
