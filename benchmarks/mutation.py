@@ -91,7 +91,8 @@ TARGETS: dict[str, Target] = {
     ),
     "tables": Target(
         "traceviz/trace/tables.py",
-        ("tests/test_loader_hostile.py", "tests/test_loader_variants.py", *_CORE),
+        ("tests/test_loader_hostile.py", "tests/test_loader_variants.py",
+         "tests/test_ranks_comms_table.py", *_CORE),
     ),
 }
 
