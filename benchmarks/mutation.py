@@ -87,7 +87,9 @@ TARGETS: dict[str, Target] = {
     ),
     "decode": Target(
         "traceviz/trace/decode.py",
-        ("tests/test_loader_hostile.py", "tests/test_loader_variants.py", *_CORE),
+        ("tests/test_loader_hostile.py", "tests/test_loader_variants.py",
+         "tests/test_decode_pool.py", "tests/test_loader_fast_split.py",
+         "tests/test_text_file.py", "tests/test_ranks_comms_table.py", *_CORE),
     ),
     "tables": Target(
         "traceviz/trace/tables.py",
