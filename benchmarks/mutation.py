@@ -102,6 +102,8 @@ TARGETS: dict[str, Target] = {
 _KILLED = {1, 3, 36, -24, 24, 152, 255}  # test failure, pytest internal error, timeouts
 _SURVIVED = {0}
 _NO_TESTS = {5, 33}
+#: Survivors listed per module in the markdown summary (the JSON lists all).
+MD_SURVIVORS = 15
 
 
 def _pyproject(target: Target) -> str:
@@ -284,11 +286,18 @@ def markdown(report: dict) -> str:
         if m["survivors"]:
             lines += ["", f"## Survivors in `{m['module']}`", ""]
             lines += [f"- `{s['where']}` ({s['status']}): `{s['original']}` → `{s['mutated']}`"
-                      for s in m["survivors"]]
+                      for s in m["survivors"][:MD_SURVIVORS]]
+            if len(m["survivors"]) > MD_SURVIVORS:
+                lines.append(f"- … and {len(m['survivors']) - MD_SURVIVORS} more (the JSON "
+                             "report lists every one)")
         if m["equivalents"]:
             lines += ["", f"## Equivalent mutants in `{m['module']}`", ""]
-            lines += [f"- `{s['where']}`: `{s['original']}` → `{s['mutated']}` — {s['reason']}"
-                      for s in m["equivalents"]]
+            by_reason: dict[str, list[str]] = {}
+            for e in m["equivalents"]:
+                by_reason.setdefault(e["reason"], []).append(
+                    f"`{e['where'].rsplit(':', 1)[-1]}` `{e['original']}` → `{e['mutated']}`")
+            for reason, where in by_reason.items():
+                lines.append(f"- {reason} (line {'; '.join(where)})")
     return "\n".join(lines) + "\n"
 
 
@@ -300,10 +309,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/traceviz-mutation"))
     ap.add_argument("--merge", type=Path, help="an earlier report whose other modules to keep")
     ap.add_argument("--out", type=Path, help="report path (default benchmarks/results/…json)")
+    ap.add_argument("--render", type=Path, metavar="REPORT",
+                    help="only rewrite the markdown summary of a JSON report")
     ap.add_argument("--collect", action="store_true",
                     help="do not run mutmut: rebuild the report from the scratch directories "
                          "(after editing benchmarks/mutation_equivalents.py)")
     args = ap.parse_args(argv)
+    if args.render:
+        args.render.with_suffix(".md").write_text(markdown(json.loads(args.render.read_text())))
+        return 0
     names = list(TARGETS) if args.modules == "all" else args.modules.split(",")
     unknown = [n for n in names if n not in TARGETS]
     if unknown:
