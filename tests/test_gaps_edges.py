@@ -88,7 +88,7 @@ def test_step_timeline_is_integer_ns_with_minus_one_for_a_step_without_gpu_work(
     assert tl.gpu_end_ns.tolist() == [35_000, -1, 112_000]
     assert tl.busy_ns.tolist() == [15_000, 0, 2_000]
     assert tl.period_ns.tolist() == [100_000, 0, 2_000]
-    idle = np.zeros((3, 4), np.int64)
+    idle = np.zeros((3, len(GapClass)), np.int64)
     idle[0, GapClass.HOST_WAIT] = 10_000 + 75_000  # the gap and the tail 35 -> 110
     assert tl.idle_ns_by_class.tolist() == idle.tolist()
     for arr in (tl.gpu_start_ns, tl.gpu_end_ns, tl.period_ns, tl.busy_ns, tl.idle_ns_by_class,

@@ -214,7 +214,7 @@ def test_without_any_speed_number_the_status_is_inconclusive() -> None:
     (_unpaired(1.25), "1.25× faster by unpaired medians (1.600 → 1.280 ms/step, timed in "
                       "separate processes)"),
     (SpeedEvidence(TRACE, 2.5, baseline_ms=2.0, mode_ms=0.8),
-     "2.50× faster (profiled) — GPU period 2.000 → 0.800 ms/step"),
+     "2.50× faster (profiled) — median GPU period 2.000 → 0.800 ms/step"),
 ])
 def test_the_outcome_in_words(ev: SpeedEvidence, text: str) -> None:
     assert describe(ev) == text
@@ -259,6 +259,6 @@ def test_only_the_trace_rule_uses_the_inflation_threshold() -> None:
     assert v.thresholds == {"min_speedup": 0.03, "max_profiler_inflation": 2.0}
     assert v.evidence == {"baseline": "eager", "evidence_source": "trace", "speedup": 2.5,
                           "profiled_period_ms": [2.0, 0.8],
-                          "outcome": "2.50× faster (profiled) — GPU period 2.000 → 0.800 "
+                          "outcome": "2.50× faster (profiled) — median GPU period 2.000 → 0.800 "
                                      "ms/step",
                           "context": []}

@@ -55,172 +55,178 @@ FUSION_CASES = [
         dict(kernels=15, activities=15, gpu_busy_ns=97_999),
         {}, 'WIN', {},
         'WIN',
-        ('kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs (-2%; step-to-step '
-         'spread ±2.0 µs)'),
+        ('medians over steps: kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs '
+          '(-2%; step-to-step spread ±2.0 µs)'),
         id='fused_busy_fell_and_speed_win_is_a_win'),
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=97_999, correctness_ok=None),
         {}, 'WIN', {},
         'WIN',
-        ('kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs (-2%; step-to-step '
-         'spread ±2.0 µs) (outputs not checked: no manifest)'),
+        ('medians over steps: kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs '
+          '(-2%; step-to-step spread ±2.0 µs) (outputs not checked: no manifest)'),
         id='unchecked_outputs_are_said'),
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=97_999),
         {}, 'NO_WIN', {},
         'NO_WIN',
         ('fused 20 → 15 kernels and GPU busy fell, but the step did not get faster (speed '
-         'NO_WIN: 1.50× faster) (kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs '
-         '(-2%; step-to-step spread ±2.0 µs))'),
+          'NO_WIN: 1.50× faster) (medians over steps: kernels/step 20 → 15 (-25%), GPU '
+          'busy/step 100.0 → 98.0 µs (-2%; step-to-step spread ±2.0 µs))'),
         id='fused_but_speed_no_win_is_no_win'),
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=97_999),
         {}, 'INCONCLUSIVE', {},
         'NO_WIN',
         ('fused 20 → 15 kernels and GPU busy fell, but the profiled period did not fall '
-         '(200.0 → 200.0 µs) (kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs '
-         '(-2%; step-to-step spread ±2.0 µs))'),
+          '(200.0 → 200.0 µs) (medians over steps: kernels/step 20 → 15 (-25%), GPU '
+          'busy/step 100.0 → 98.0 µs (-2%; step-to-step spread ±2.0 µs))'),
         id='fused_without_stopwatch_win_and_equal_period_is_no_win'),
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=97_999, period_ns=199_999),
         {}, 'INCONCLUSIVE', {},
         'WIN',
-        ('kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs (-2%; step-to-step '
-         'spread ±2.0 µs)'),
+        ('medians over steps: kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs '
+          '(-2%; step-to-step spread ±2.0 µs)'),
         id='fused_without_stopwatch_win_and_1ns_shorter_period_is_a_win'),
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=97_999),
         {}, 'INCONCLUSIVE', dict(unprofiled_saved_ns=8_004),
         'INCONCLUSIVE',
-        ('fused and GPU busy fell, but the stopwatch cannot tell whether the step got faster '
-         '(speed INCONCLUSIVE: 1.50× faster) (kernels/step 20 → 15 (-25%), GPU busy/step '
-         '100.0 → 98.0 µs (-2%; step-to-step spread ±2.0 µs))'),
+        ('fused and GPU busy fell, but the stopwatch cannot tell whether the step got '
+          'faster (speed INCONCLUSIVE: 1.50× faster) (medians over steps: kernels/step 20 → '
+          '15 (-25%), GPU busy/step 100.0 → 98.0 µs (-2%; step-to-step spread ±2.0 µs))'),
         id='unprofiled_rules_need_a_speed_win'),
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=97_999),
         {}, 'WIN', dict(unprofiled_saved_ns=8_004),
         'WIN',
-        ('2.0 µs/step of GPU busy saved is 25% of the 8.0 µs/step saved without the '
-         'profiler: fusion paid (kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs '
-         '(-2%; step-to-step spread ±2.0 µs))'),
+        ('2.0 µs/step of GPU busy saved (median) is 25% of the 8.0 µs/step saved without '
+          'the profiler (pair-level median): fusion paid (medians over steps: kernels/step '
+          '20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs (-2%; step-to-step spread ±2.0 µs))'),
         id='unprofiled_busy_share_exactly_at_the_threshold_wins'),
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=97_999),
         {}, 'WIN', dict(unprofiled_saved_ns=8_005, rules_note='x'),
         'NO_WIN',
-        ('kernels fused and GPU busy fell, but 2.0 µs/step of GPU busy saved is 25% of the '
-         '8.0 µs/step saved without the profiler (at least 25% needed): the step got faster '
-         'on the host side, not through less GPU work (kernels/step 20 → 15 (-25%), GPU '
-         'busy/step 100.0 → 98.0 µs (-2%; step-to-step spread ±2.0 µs)) (x)'),
+        ('kernels fused and GPU busy fell, but 2.0 µs/step of GPU busy saved (median) is '
+          '25% of the 8.0 µs/step saved without the profiler (pair-level median) (at least '
+          '25% needed): the step got faster on the host side, not through less GPU work '
+          '(medians over steps: kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs '
+          '(-2%; step-to-step spread ±2.0 µs)) (x)'),
         id='unprofiled_busy_share_just_below_is_no_win'),
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=97_999),
         {}, 'WIN', dict(unprofiled_saved_ns=0),
         'INCONCLUSIVE',
-        ('no unprofiled step time saved to compare with (kernels/step 20 → 15 (-25%), GPU '
-         'busy/step 100.0 → 98.0 µs (-2%; step-to-step spread ±2.0 µs))'),
+        ('no unprofiled step time saved to compare with (medians over steps: kernels/step '
+          '20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs (-2%; step-to-step spread ±2.0 µs))'),
         id='unprofiled_without_time_saved_is_inconclusive'),
     pytest.param(
         dict(kernels=16, activities=16, gpu_busy_ns=90_000),
         {}, 'WIN', {},
         'NO_WIN',
-        ('kernel count fell 20.0%, short of the 25% drop that fusion needs (kernels/step 20 '
-         '→ 16 (-20%), GPU busy/step 100.0 → 90.0 µs (-10%; step-to-step spread ±2.0 µs))'),
+        ('kernel count fell 20.0%, short of the 25% drop that fusion needs (medians over '
+          'steps: kernels/step 20 → 16 (-20%), GPU busy/step 100.0 → 90.0 µs (-10%; '
+          'step-to-step spread ±2.0 µs))'),
         id='kernel_drop_short_of_the_threshold_is_no_win'),
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=98_000),
         {}, 'WIN', {},
         'NO_WIN',
         ('fused 20 → 15 kernels but GPU busy fell 2%, within its step-to-step spread '
-         '(kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs (-2%; step-to-step '
-         'spread ±2.0 µs))'),
+          '(medians over steps: kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs '
+          '(-2%; step-to-step spread ±2.0 µs))'),
         id='kernel_drop_exactly_at_the_threshold_with_busy_saved_equal_to_spread_is_no_win'),
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=101_000),
         {}, 'WIN', {},
         'NO_WIN',
-        ('fused 20 → 15 kernels but GPU busy rose 1% (kernels/step 20 → 15 (-25%), GPU '
-         'busy/step 100.0 → 101.0 µs (+1%; step-to-step spread ±2.0 µs))'),
+        ('fused 20 → 15 kernels but GPU busy rose 1% (medians over steps: kernels/step 20 →'
+          ' 15 (-25%), GPU busy/step 100.0 → 101.0 µs (+1%; step-to-step spread ±2.0 µs))'),
         id='fused_with_busy_risen_within_spread_is_no_win'),
     pytest.param(
         dict(gpu_busy_ns=102_000, activities=21),
         {}, 'WIN', {},
         'NO_WIN',
-        ('kernel count unchanged, so nothing was fused; 1 more memcpy/memset activities per '
-         'step than the baseline (kernels/step 20 → 20 (±0%), GPU busy/step 100.0 → 102.0 µs '
-         '(+2%; step-to-step spread ±2.0 µs))'),
+        ('kernel count unchanged, so nothing was fused; 1 more memcpy/memset activities per'
+          ' step than the baseline (medians over steps: kernels/step 20 → 20 (±0%), GPU '
+          'busy/step 100.0 → 102.0 µs (+2%; step-to-step spread ±2.0 µs))'),
         id='unchanged_count_with_busy_at_spread_is_no_regression'),
     pytest.param(
         dict(kernels=25, activities=25, gpu_busy_ns=101_000, input_copies=2,
              input_copy_ns=1_234_567),
         {}, 'WIN', {},
         'NO_WIN',
-        ('kernel count rose 25.0%; CUDA graphs add 2 input-copy activities per step (1,234.6 '
-         'µs/step) (kernels/step 20 → 25 (+25%), GPU busy/step 100.0 → 101.0 µs (+1%; '
-         'step-to-step spread ±2.0 µs))'),
+        ('kernel count rose 25.0%; CUDA graphs add 2 input-copy activities per step '
+          '(1,234.6 µs/step) (medians over steps: kernels/step 20 → 25 (+25%), GPU busy/step'
+          ' 100.0 → 101.0 µs (+1%; step-to-step spread ±2.0 µs))'),
         id='risen_count_names_input_copies'),
     pytest.param(
         dict(activities=22, gpu_busy_ns=102_001),
         {}, 'NO_WIN', {},
         'REGRESSION',
-        ('GPU busy time per step rose beyond its spread (kernel count not lower, so nothing '
-         'was fused; 2 more memcpy/memset activities per step than the baseline): '
-         'kernels/step 20 → 20 (±0%), GPU busy/step 100.0 → 102.0 µs (+2%; step-to-step '
-         'spread ±2.0 µs)'),
+        ('GPU busy time per step rose beyond its spread (kernel count not lower, so nothing'
+          ' was fused; 2 more memcpy/memset activities per step than the baseline): medians '
+          'over steps: kernels/step 20 → 20 (±0%), GPU busy/step 100.0 → 102.0 µs (+2%; '
+          'step-to-step spread ±2.0 µs)'),
         id='busy_beyond_spread_without_fusion_is_a_regression'),
     pytest.param(
         dict(activities=22, gpu_busy_ns=102_001, input_copies=1, input_copy_ns=1500),
         {}, 'WIN', {},
         'NO_WIN',
-        ('GPU busy time per step rose beyond its spread (kernel count not lower, so nothing '
-         'was fused; CUDA graphs add 1 input-copy activity per step (1.5 µs/step)), but the '
-         'step is faster overall (speed WIN: 1.50× faster): kernels/step 20 → 20 (±0%), GPU '
-         'busy/step 100.0 → 102.0 µs (+2%; step-to-step spread ±2.0 µs)'),
+        ('GPU busy time per step rose beyond its spread (kernel count not lower, so nothing'
+          ' was fused; CUDA graphs add 1 input-copy activity per step (1.5 µs/step)), but '
+          'the step is faster overall (speed WIN: 1.50× faster): medians over steps: '
+          'kernels/step 20 → 20 (±0%), GPU busy/step 100.0 → 102.0 µs (+2%; step-to-step '
+          'spread ±2.0 µs)'),
         id='busy_beyond_spread_in_a_faster_step_is_no_win'),
     pytest.param(
         dict(gpu_busy_ns=180_000, top_family='gemm', top_family_share=0.75),
         dict(gpu_busy_ns=180_000), 'NO_WIN', {},
         'NO_WIN',
         ('GPU-bound (gemm kernels take 75% of GPU time): GPU busy is 90% of the period, '
-         'removing launch overhead can save at most 10%; kernel count unchanged, so nothing '
-         'was fused (kernels/step 20 → 20 (±0%), GPU busy/step 180.0 → 180.0 µs (±0%; '
-         'step-to-step spread ±2.0 µs))'),
+          'removing launch overhead can save at most 10%; kernel count unchanged, so nothing'
+          ' was fused (medians over steps: kernels/step 20 → 20 (±0%), GPU busy/step 180.0 →'
+          ' 180.0 µs (±0%; step-to-step spread ±2.0 µs))'),
         id='gpu_bound_at_the_share_says_so'),
     pytest.param(
         dict(gpu_busy_ns=179_999, top_family='gemm', top_family_share=0.75),
         dict(gpu_busy_ns=179_999), 'NO_WIN', {},
         'NO_WIN',
-        ('kernel count unchanged, so nothing was fused (kernels/step 20 → 20 (±0%), GPU '
-         'busy/step 180.0 → 180.0 µs (±0%; step-to-step spread ±2.0 µs))'),
+        ('kernel count unchanged, so nothing was fused (medians over steps: kernels/step 20'
+          ' → 20 (±0%), GPU busy/step 180.0 → 180.0 µs (±0%; step-to-step spread ±2.0 µs))'),
         id='gpu_bound_just_below_the_share_is_not_said'),
     pytest.param(
         dict(gpu_busy_ns=180_000),
         dict(gpu_busy_ns=180_000), 'NO_WIN', {},
         'NO_WIN',
         ('GPU-bound: GPU busy is 90% of the period, removing launch overhead can save at '
-         'most 10%; kernel count unchanged, so nothing was fused (kernels/step 20 → 20 '
-         '(±0%), GPU busy/step 180.0 → 180.0 µs (±0%; step-to-step spread ±2.0 µs))'),
+          'most 10%; kernel count unchanged, so nothing was fused (medians over steps: '
+          'kernels/step 20 → 20 (±0%), GPU busy/step 180.0 → 180.0 µs (±0%; step-to-step '
+          'spread ±2.0 µs))'),
         id='gpu_bound_without_a_top_family'),
     pytest.param(
         dict(gpu_busy_ns=180_000, period_ns=0),
         dict(gpu_busy_ns=180_000), 'NO_WIN', {},
         'NO_WIN',
-        ('kernel count unchanged, so nothing was fused (kernels/step 20 → 20 (±0%), GPU '
-         'busy/step 180.0 → 180.0 µs (±0%; step-to-step spread ±2.0 µs))'),
+        ('kernel count unchanged, so nothing was fused (medians over steps: kernels/step 20'
+          ' → 20 (±0%), GPU busy/step 180.0 → 180.0 µs (±0%; step-to-step spread ±2.0 µs))'),
         id='no_period_is_never_gpu_bound'),
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=97_999, correctness_ok=False),
         {}, 'WIN', {},
         'INCONCLUSIVE',
-        ('outputs do not match the baseline, so no speed claim stands; kernels/step 20 → 15 '
-         '(-25%), GPU busy/step 100.0 → 98.0 µs (-2%; step-to-step spread ±2.0 µs)'),
+        ('outputs do not match the baseline, so no speed claim stands; medians over steps: '
+          'kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs (-2%; step-to-step '
+          'spread ±2.0 µs)'),
         id='mismatched_outputs_are_inconclusive'),
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=97_999),
         dict(kernels=0), 'WIN', {},
         'INCONCLUSIVE',
-        ('the baseline has no GPU work per step to compare against; kernels/step 0 → 15 '
-         '(n/a), GPU busy/step 100.0 → 98.0 µs (-2%; step-to-step spread ±2.0 µs)'),
+        ('the baseline has no GPU work per step to compare against; medians over steps: '
+          'kernels/step 0 → 15 (n/a), GPU busy/step 100.0 → 98.0 µs (-2%; step-to-step '
+          'spread ±2.0 µs)'),
         id='a_baseline_without_kernels_is_inconclusive'),
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=250_000, input_copies=3,
@@ -228,96 +234,102 @@ FUSION_CASES = [
         dict(gpu_busy_ns=1_000_000, period_ns=2_000_000, busy_spread_ns=123_456), 'WIN',
              dict(unprofiled_saved_ns=1_000_000),
         'WIN',
-        ('750.0 µs/step of GPU busy saved is 75% of the 1,000.0 µs/step saved without the '
-         'profiler: fusion paid (kernels/step 20 → 15 (-25%), GPU busy/step 1,000.0 → 250.0 '
-         'µs (-75%; step-to-step spread ±123.5 µs))'),
+        ('750.0 µs/step of GPU busy saved (median) is 75% of the 1,000.0 µs/step saved '
+          'without the profiler (pair-level median): fusion paid (medians over steps: '
+          'kernels/step 20 → 15 (-25%), GPU busy/step 1,000.0 → 250.0 µs (-75%; step-to-step'
+          ' spread ±123.5 µs))'),
         id='large_numbers_print_to_a_tenth_of_a_us'),
     pytest.param(
         dict(gpu_busy_ns=1, period_ns=1),
         dict(gpu_busy_ns=1), 'NO_WIN', {},
         'NO_WIN',
         ('GPU-bound: GPU busy is 100% of the period, removing launch overhead can save at '
-         'most 0%; kernel count unchanged, so nothing was fused (kernels/step 20 → 20 (±0%), '
-         'GPU busy/step 0.0 → 0.0 µs (±0%; step-to-step spread ±2.0 µs))'),
+          'most 0%; kernel count unchanged, so nothing was fused (medians over steps: '
+          'kernels/step 20 → 20 (±0%), GPU busy/step 0.0 → 0.0 µs (±0%; step-to-step spread '
+          '±2.0 µs))'),
         id='a_one_ns_period_is_judged_for_gpu_bound'),
     pytest.param(
         dict(gpu_busy_ns=181_100, top_family_share=0.75),
         dict(gpu_busy_ns=181_100), 'NO_WIN', {},
         'NO_WIN',
         ('GPU-bound: GPU busy is 91% of the period, removing launch overhead can save at '
-         'most 9%; kernel count unchanged, so nothing was fused (kernels/step 20 → 20 (±0%), '
-         'GPU busy/step 181.1 → 181.1 µs (±0%; step-to-step spread ±2.0 µs))'),
+          'most 9%; kernel count unchanged, so nothing was fused (medians over steps: '
+          'kernels/step 20 → 20 (±0%), GPU busy/step 181.1 → 181.1 µs (±0%; step-to-step '
+          'spread ±2.0 µs))'),
         id='a_share_without_a_family_names_none'),
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=97_999),
         {}, 'WIN', dict(unprofiled_saved_ns=1),
         'WIN',
-        ('2.0 µs/step of GPU busy saved is 200100% of the 0.0 µs/step saved without the '
-         'profiler: fusion paid (kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs '
-         '(-2%; step-to-step spread ±2.0 µs))'),
+        ('2.0 µs/step of GPU busy saved (median) is 200100% of the 0.0 µs/step saved '
+          'without the profiler (pair-level median): fusion paid (medians over steps: '
+          'kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 98.0 µs (-2%; step-to-step '
+          'spread ±2.0 µs))'),
         id='a_1ns_unprofiled_saving_is_a_saving'),
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=99_999, busy_spread_ns=0),
         dict(busy_spread_ns=0), 'WIN', {},
         'WIN',
-        ('kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 100.0 µs (±0%; step-to-step '
-         'spread ±0.0 µs)'),
+        ('medians over steps: kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 100.0 µs '
+          '(±0%; step-to-step spread ±0.0 µs)'),
         id='busy_saved_by_1ns_beyond_a_zero_spread_fell'),
     pytest.param(
         dict(activities=22, gpu_busy_ns=102_001),
         dict(activities=21), 'NO_WIN', {},
         'REGRESSION',
-        ('GPU busy time per step rose beyond its spread (kernel count not lower, so nothing '
-         'was fused; 1 more memcpy/memset activities per step than the baseline): '
-         'kernels/step 20 → 20 (±0%), GPU busy/step 100.0 → 102.0 µs (+2%; step-to-step '
-         'spread ±2.0 µs)'),
+        ('GPU busy time per step rose beyond its spread (kernel count not lower, so nothing'
+          ' was fused; 1 more memcpy/memset activities per step than the baseline): medians '
+          'over steps: kernels/step 20 → 20 (±0%), GPU busy/step 100.0 → 102.0 µs (+2%; '
+          'step-to-step spread ±2.0 µs)'),
         id='extra_copies_count_against_the_baselines_copies'),
     pytest.param(
         dict(gpu_busy_ns=102_001),
         {}, 'NO_WIN', {},
         'REGRESSION',
-        ('GPU busy time per step rose beyond its spread (kernel count not lower, so nothing '
-         'was fused): kernels/step 20 → 20 (±0%), GPU busy/step 100.0 → 102.0 µs (+2%; '
-         'step-to-step spread ±2.0 µs)'),
+        ('GPU busy time per step rose beyond its spread (kernel count not lower, so nothing'
+          ' was fused): medians over steps: kernels/step 20 → 20 (±0%), GPU busy/step 100.0 '
+          '→ 102.0 µs (+2%; step-to-step spread ±2.0 µs)'),
         id='a_regression_without_extra_copies_names_none'),
     pytest.param(
         dict(kernels=15, activities=15),
         {}, 'WIN', {},
         'NO_WIN',
         ('fused 20 → 15 kernels but GPU busy fell 0%, within its step-to-step spread '
-         '(kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 100.0 µs (±0%; step-to-step '
-         'spread ±2.0 µs))'),
+          '(medians over steps: kernels/step 20 → 15 (-25%), GPU busy/step 100.0 → 100.0 µs '
+          '(±0%; step-to-step spread ±2.0 µs))'),
         id='fused_with_unchanged_busy_fell_0_percent'),
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=170_000, busy_spread_ns=80_000),
         {}, 'WIN', {},
         'NO_WIN',
-        ('fused 20 → 15 kernels but GPU busy rose 70% (kernels/step 20 → 15 (-25%), GPU '
-         'busy/step 100.0 → 170.0 µs (+70%; step-to-step spread ±80.0 µs))'),
+        ('fused 20 → 15 kernels but GPU busy rose 70% (medians over steps: kernels/step 20 '
+          '→ 15 (-25%), GPU busy/step 100.0 → 170.0 µs (+70%; step-to-step spread ±80.0 µs))'),
         id='fused_with_busy_risen_70_percent'),
     pytest.param(
         dict(kernels=15, activities=15, gpu_busy_ns=0),
         dict(gpu_busy_ns=1), 'WIN', {},
         'NO_WIN',
         ('fused 20 → 15 kernels but GPU busy fell 100%, within its step-to-step spread '
-         '(kernels/step 20 → 15 (-25%), GPU busy/step 0.0 → 0.0 µs (-100%; step-to-step '
-         'spread ±2.0 µs))'),
+          '(medians over steps: kernels/step 20 → 15 (-25%), GPU busy/step 0.0 → 0.0 µs '
+          '(-100%; step-to-step spread ±2.0 µs))'),
         id='a_1ns_baseline_busy_moves_100_percent'),
     pytest.param(
         dict(kernels=16, activities=18, gpu_busy_ns=90_000, input_copies=1, input_copy_ns=2_000),
         dict(activities=21), 'WIN', {},
         'NO_WIN',
-        ('kernel count fell 20.0%, short of the 25% drop that fusion needs; CUDA graphs add '
-         '1 input-copy activity per step (2.0 µs/step) (kernels/step 20 → 16 (-20%), GPU '
-         'busy/step 100.0 → 90.0 µs (-10%; step-to-step spread ±2.0 µs))'),
+        ('kernel count fell 20.0%, short of the 25% drop that fusion needs; CUDA graphs add'
+          ' 1 input-copy activity per step (2.0 µs/step) (medians over steps: kernels/step '
+          '20 → 16 (-20%), GPU busy/step 100.0 → 90.0 µs (-10%; step-to-step spread ±2.0 '
+          'µs))'),
         id='one_input_copy_is_named'),
     pytest.param(
         dict(kernels=16, activities=18, gpu_busy_ns=90_000),
         dict(activities=21), 'WIN', {},
         'NO_WIN',
         ('kernel count fell 20.0%, short of the 25% drop that fusion needs; 1 more '
-         'memcpy/memset activities per step than the baseline (kernels/step 20 → 16 (-20%), '
-         'GPU busy/step 100.0 → 90.0 µs (-10%; step-to-step spread ±2.0 µs))'),
+          'memcpy/memset activities per step than the baseline (medians over steps: '
+          'kernels/step 20 → 16 (-20%), GPU busy/step 100.0 → 90.0 µs (-10%; step-to-step '
+          'spread ±2.0 µs))'),
         id='extra_copies_are_counted_against_the_baselines_in_a_no_win'),
 ]
 
@@ -327,182 +339,192 @@ LAUNCH_CASES = [
         {}, 'WIN', 'paired', (20_000, 10_000, 0), '',
         'WIN',
         ('host + sync wait explain 50% of the period saved: launch overhead removed (speed '
-         'WIN: 1.50× faster) (launches/step 20 → 1 (-95%), host_wait/step 50.0 → 50.0 µs '
-         '(±0%); mean profiled period saved 20.0 µs/step, by host + sync wait 10.0 µs/step)'),
+          'WIN: 1.50× faster) (medians over steps: launches/step 20 → 1 (-95%), '
+          'host_wait/step 50.0 → 50.0 µs (±0%); means over steps: profiled period saved 20.0'
+          ' µs/step, by host + sync wait 10.0 µs/step)'),
         id='wait_share_exactly_at_the_threshold_wins'),
     pytest.param(
         dict(launches=1),
         {}, 'WIN', 'paired', (20_000, 9_999, 0), 'no split',
         'NO_WIN',
-        ('speed WIN: 1.50× faster, but host + sync wait explain only 50% of the period saved '
-         '(at least 50% needed): the time came from elsewhere; host wait unchanged (±0%) '
-         '(launches/step 20 → 1 (-95%), host_wait/step 50.0 → 50.0 µs (±0%); mean profiled '
-         'period saved 20.0 µs/step, by host + sync wait 10.0 µs/step; no split)'),
+        ('speed WIN: 1.50× faster, but host + sync wait explain only 50% of the period '
+          'saved (at least 50% needed): the time came from elsewhere; host wait unchanged '
+          '(±0%) (medians over steps: launches/step 20 → 1 (-95%), host_wait/step 50.0 → '
+          '50.0 µs (±0%); means over steps: profiled period saved 20.0 µs/step, by host + '
+          'sync wait 10.0 µs/step; no split)'),
         id='wait_share_just_below_is_no_win'),
     pytest.param(
         dict(launches=1),
         {}, 'WIN', 'trace', (20_000, -1_000, 0), '',
         'INCONCLUSIVE',
-        ('speed WIN: 1.50× faster, but host + sync wait explain only 0% of the period saved '
-         '(at least 50% needed): the time came from elsewhere; host wait unchanged (±0%) '
-         '(launches/step 20 → 1 (-95%), host_wait/step 50.0 → 50.0 µs (±0%); mean profiled '
-         'period saved 20.0 µs/step, by host + sync wait -1.0 µs/step)'),
+        ('speed WIN: 1.50× faster, but host + sync wait explain only 0% of the period saved'
+          ' (at least 50% needed): the time came from elsewhere; host wait unchanged (±0%) '
+          '(medians over steps: launches/step 20 → 1 (-95%), host_wait/step 50.0 → 50.0 µs '
+          '(±0%); means over steps: profiled period saved 20.0 µs/step, by host + sync wait '
+          '-1.0 µs/step)'),
         id='on_plain_traces_a_short_share_is_inconclusive'),
     pytest.param(
         dict(launches=1, inflation=2.5),
         {}, 'WIN', 'paired', (0, 0, 0), '',
         'INCONCLUSIVE',
-        ('speed WIN: 1.50× faster, but the profiled period did not fall (profiler inflation '
-         '2.5×), so the trace cannot say where the time went (launches/step 20 → 1 (-95%), '
-         'host_wait/step 50.0 → 50.0 µs (±0%); mean profiled period saved 0.0 µs/step, by '
-         'host + sync wait 0.0 µs/step)'),
+        ('speed WIN: 1.50× faster, but the profiled period did not fall (profiler inflation'
+          ' 2.5×), so the trace cannot say where the time went (medians over steps: '
+          'launches/step 20 → 1 (-95%), host_wait/step 50.0 → 50.0 µs (±0%); means over '
+          'steps: profiled period saved 0.0 µs/step, by host + sync wait 0.0 µs/step)'),
         id='a_win_whose_period_did_not_fall_cannot_attribute'),
     pytest.param(
         dict(launches=1),
         {}, 'WIN', 'paired', (-1, 0, 0), '',
         'INCONCLUSIVE',
-        ('speed WIN: 1.50× faster, but the profiled period did not fall, so the trace cannot '
-         'say where the time went (launches/step 20 → 1 (-95%), host_wait/step 50.0 → 50.0 '
-         'µs (±0%); mean profiled period saved -0.0 µs/step, by host + sync wait 0.0 '
-         'µs/step)'),
+        ('speed WIN: 1.50× faster, but the profiled period did not fall, so the trace '
+          'cannot say where the time went (medians over steps: launches/step 20 → 1 (-95%), '
+          'host_wait/step 50.0 → 50.0 µs (±0%); means over steps: profiled period saved -0.0'
+          ' µs/step, by host + sync wait 0.0 µs/step)'),
         id='without_inflation_nothing_is_said_of_it'),
     pytest.param(
         dict(launches=1),
         {}, 'REGRESSION', 'paired', (-20_000, -10_000, 0), '',
         'REGRESSION',
-        ('speed REGRESSION: 1.50× faster, and host + sync wait grew by 10.0 µs/step, 50% of '
-         'the period added; host wait unchanged (±0%) (launches/step 20 → 1 (-95%), '
-         'host_wait/step 50.0 → 50.0 µs (±0%); mean profiled period saved -20.0 µs/step, by '
-         'host + sync wait -10.0 µs/step)'),
+        ('speed REGRESSION: 1.50× faster, and host + sync wait grew by 10.0 µs/step, 50% of'
+          ' the period added; host wait unchanged (±0%) (medians over steps: launches/step '
+          '20 → 1 (-95%), host_wait/step 50.0 → 50.0 µs (±0%); means over steps: profiled '
+          'period saved -20.0 µs/step, by host + sync wait -10.0 µs/step)'),
         id='regression_with_wait_share_at_the_threshold'),
     pytest.param(
         dict(launches=1),
         {}, 'REGRESSION', 'paired', (-20_000, -9_999, 0), '',
         'NO_WIN',
         ('speed REGRESSION: 1.50× faster, not from launch overhead; host wait unchanged '
-         '(±0%) (launches/step 20 → 1 (-95%), host_wait/step 50.0 → 50.0 µs (±0%); mean '
-         'profiled period saved -20.0 µs/step, by host + sync wait -10.0 µs/step)'),
+          '(±0%) (medians over steps: launches/step 20 → 1 (-95%), host_wait/step 50.0 → '
+          '50.0 µs (±0%); means over steps: profiled period saved -20.0 µs/step, by host + '
+          'sync wait -10.0 µs/step)'),
         id='regression_with_wait_share_below_is_not_from_launches'),
     pytest.param(
         dict(launches=1),
         {}, 'REGRESSION', 'trace', (0, -5, 0), '',
         'INCONCLUSIVE',
         ('speed REGRESSION: 1.50× faster, not from launch overhead; host wait unchanged '
-         '(±0%) (launches/step 20 → 1 (-95%), host_wait/step 50.0 → 50.0 µs (±0%); mean '
-         'profiled period saved 0.0 µs/step, by host + sync wait -0.0 µs/step)'),
+          '(±0%) (medians over steps: launches/step 20 → 1 (-95%), host_wait/step 50.0 → '
+          '50.0 µs (±0%); means over steps: profiled period saved 0.0 µs/step, by host + '
+          'sync wait -0.0 µs/step)'),
         id='regression_with_no_period_added_on_traces_is_inconclusive'),
     pytest.param(
         dict(launches=1, host_wait_ns=45_001),
         {}, 'NO_WIN', 'paired', (0, 0, 0), '',
         'NO_WIN',
-        ('speed NO_WIN: 1.50× faster; host wait unchanged (-10%) (launches/step 20 → 1 '
-         '(-95%), host_wait/step 50.0 → 45.0 µs (-10%); mean profiled period saved 0.0 '
-         'µs/step, by host + sync wait 0.0 µs/step)'),
+        ('speed NO_WIN: 1.50× faster; host wait unchanged (-10%) (medians over steps: '
+          'launches/step 20 → 1 (-95%), host_wait/step 50.0 → 45.0 µs (-10%); means over '
+          'steps: profiled period saved 0.0 µs/step, by host + sync wait 0.0 µs/step)'),
         id='host_wait_within_10_percent_is_unchanged'),
     pytest.param(
         dict(launches=1, host_wait_ns=44_999),
         {}, 'INCONCLUSIVE', 'paired', (0, 0, 0), '',
         'INCONCLUSIVE',
-        ('speed INCONCLUSIVE: 1.50× faster; host wait fell 10% under the profiler, which the '
-         'stopwatch does not confirm as a speed-up (launches/step 20 → 1 (-95%), '
-         'host_wait/step 50.0 → 45.0 µs (-10%); mean profiled period saved 0.0 µs/step, by '
-         'host + sync wait 0.0 µs/step)'),
+        ('speed INCONCLUSIVE: 1.50× faster; host wait fell 10% under the profiler, which '
+          'the stopwatch does not confirm as a speed-up (medians over steps: launches/step '
+          '20 → 1 (-95%), host_wait/step 50.0 → 45.0 µs (-10%); means over steps: profiled '
+          'period saved 0.0 µs/step, by host + sync wait 0.0 µs/step)'),
         id='host_wait_beyond_10_percent_fell'),
     pytest.param(
         dict(launches=1, host_wait_ns=60_000),
         {}, 'NO_WIN', 'paired', (0, 0, 0), '',
         'NO_WIN',
-        ('speed NO_WIN: 1.50× faster; under the profiler the step is CPU-bound: CPU time per '
-         'step 150.0 µs vs GPU busy 100.0 µs, so the GPU waits for Python / dispatch between '
-         'launches rather than for the launches (launches/step 20 → 1 (-95%), host_wait/step '
-         '50.0 → 60.0 µs (+20%); mean profiled period saved 0.0 µs/step, by host + sync wait '
-         '0.0 µs/step)'),
+        ('speed NO_WIN: 1.50× faster; under the profiler the step is CPU-bound: CPU time '
+          'per step 150.0 µs vs GPU busy 100.0 µs, so the GPU waits for Python / dispatch '
+          'between launches rather than for the launches (medians over steps: launches/step '
+          '20 → 1 (-95%), host_wait/step 50.0 → 60.0 µs (+20%); means over steps: profiled '
+          'period saved 0.0 µs/step, by host + sync wait 0.0 µs/step)'),
         id='more_host_wait_and_cpu_above_busy_is_cpu_bound'),
     pytest.param(
         dict(launches=1, host_wait_ns=60_000, cpu_ns=100_000),
         {}, 'NO_WIN', 'paired', (0, 0, 0), '',
         'NO_WIN',
-        ('speed NO_WIN: 1.50× faster; launch overhead did not clearly fall (launches/step 20 '
-         '→ 1 (-95%), host_wait/step 50.0 → 60.0 µs (+20%); mean profiled period saved 0.0 '
-         'µs/step, by host + sync wait 0.0 µs/step)'),
+        ('speed NO_WIN: 1.50× faster; launch overhead did not clearly fall (medians over '
+          'steps: launches/step 20 → 1 (-95%), host_wait/step 50.0 → 60.0 µs (+20%); means '
+          'over steps: profiled period saved 0.0 µs/step, by host + sync wait 0.0 µs/step)'),
         id='more_host_wait_and_cpu_equal_to_busy_is_not'),
     pytest.param(
         dict(launches=1, input_copies=1, input_copy_ns=1000, host_wait_ns=20_000),
         {}, 'NO_WIN', 'paired', (0, 0, 0), '',
         'NO_WIN',
         ('speed NO_WIN: 1.50× faster; CUDA graphs add 1 input-copy activity per step (1.0 '
-         "µs/step) and the CPU time per step (150.0 µs) is not below the baseline's (150.0 "
-         'µs) (launches/step 20 → 1 (-95%), host_wait/step 50.0 → 20.0 µs (-60%); mean '
-         'profiled period saved 0.0 µs/step, by host + sync wait 0.0 µs/step)'),
+          "µs/step) and the CPU time per step (150.0 µs) is not below the baseline's (150.0 "
+          'µs) (medians over steps: launches/step 20 → 1 (-95%), host_wait/step 50.0 → 20.0 '
+          'µs (-60%); means over steps: profiled period saved 0.0 µs/step, by host + sync '
+          'wait 0.0 µs/step)'),
         id='input_copies_and_cpu_not_below_the_baseline'),
     pytest.param(
         dict(launches=1, input_copies=1, input_copy_ns=1000, cpu_ns=149_999, host_wait_ns=20_000),
         {}, 'NO_WIN', 'paired', (0, 0, 0), '',
         'NO_WIN',
         ('speed NO_WIN: 1.50× faster; CUDA graphs add 1 input-copy activity per step (1.0 '
-         'µs/step) (launches/step 20 → 1 (-95%), host_wait/step 50.0 → 20.0 µs (-60%); mean '
-         'profiled period saved 0.0 µs/step, by host + sync wait 0.0 µs/step)'),
+          'µs/step) (medians over steps: launches/step 20 → 1 (-95%), host_wait/step 50.0 → '
+          '20.0 µs (-60%); means over steps: profiled period saved 0.0 µs/step, by host + '
+          'sync wait 0.0 µs/step)'),
         id='input_copies_and_cpu_below_the_baseline'),
     pytest.param(
         dict(launches=1),
         dict(host_wait_ns=0, gpu_busy_ns=180_000), 'NO_WIN', 'paired', (0, 0, 0), '',
         'NO_WIN',
         ('speed NO_WIN: 1.50× faster; the baseline has no host wait to remove; baseline '
-         'GPU-bound: GPU busy is 90% of the period, removing launch overhead can save at '
-         'most 10% (launches/step 20 → 1 (-95%), host_wait/step 0.0 → 50.0 µs (n/a); mean '
-         'profiled period saved 0.0 µs/step, by host + sync wait 0.0 µs/step)'),
+          'GPU-bound: GPU busy is 90% of the period, removing launch overhead can save at '
+          'most 10% (medians over steps: launches/step 20 → 1 (-95%), host_wait/step 0.0 → '
+          '50.0 µs (n/a); means over steps: profiled period saved 0.0 µs/step, by host + '
+          'sync wait 0.0 µs/step)'),
         id='a_baseline_without_host_wait_and_gpu_bound'),
     pytest.param(
         dict(launches=1, correctness_ok=False),
         {}, 'WIN', 'paired', (20_000, 10_000, 0), '',
         'INCONCLUSIVE',
-        ('outputs do not match the baseline (launches/step 20 → 1 (-95%), host_wait/step '
-         '50.0 → 50.0 µs (±0%); mean profiled period saved 20.0 µs/step, by host + sync wait '
-         '10.0 µs/step)'),
+        ('outputs do not match the baseline (medians over steps: launches/step 20 → 1 '
+          '(-95%), host_wait/step 50.0 → 50.0 µs (±0%); means over steps: profiled period '
+          'saved 20.0 µs/step, by host + sync wait 10.0 µs/step)'),
         id='mismatched_outputs_are_inconclusive'),
     pytest.param(
         dict(launches=1),
         dict(host_wait_ns=123_456), 'WIN', 'paired', (123_456, 98_765, 0), '',
         'WIN',
         ('host + sync wait explain 80% of the period saved: launch overhead removed (speed '
-         'WIN: 1.50× faster) (launches/step 20 → 1 (-95%), host_wait/step 123.5 → 50.0 µs '
-         '(-59%); mean profiled period saved 123.5 µs/step, by host + sync wait 98.8 '
-         'µs/step)'),
+          'WIN: 1.50× faster) (medians over steps: launches/step 20 → 1 (-95%), '
+          'host_wait/step 123.5 → 50.0 µs (-59%); means over steps: profiled period saved '
+          '123.5 µs/step, by host + sync wait 98.8 µs/step)'),
         id='large_numbers_print_to_a_tenth_of_a_us'),
     pytest.param(
         dict(launches=1),
         {}, 'WIN', 'paired', (1, 1, 0), '',
         'WIN',
-        ('host + sync wait explain 100% of the period saved: launch overhead removed (speed '
-         'WIN: 1.50× faster) (launches/step 20 → 1 (-95%), host_wait/step 50.0 → 50.0 µs '
-         '(±0%); mean profiled period saved 0.0 µs/step, by host + sync wait 0.0 µs/step)'),
+        ('host + sync wait explain 100% of the period saved: launch overhead removed (speed'
+          ' WIN: 1.50× faster) (medians over steps: launches/step 20 → 1 (-95%), '
+          'host_wait/step 50.0 → 50.0 µs (±0%); means over steps: profiled period saved 0.0 '
+          'µs/step, by host + sync wait 0.0 µs/step)'),
         id='a_one_ns_saving_is_attributed'),
     pytest.param(
         dict(launches=1),
         {}, 'WIN', 'paired', (20_000, 9_890, 0), '',
         'NO_WIN',
-        ('speed WIN: 1.50× faster, but host + sync wait explain only 49% of the period saved '
-         '(at least 50% needed): the time came from elsewhere; host wait unchanged (±0%) '
-         '(launches/step 20 → 1 (-95%), host_wait/step 50.0 → 50.0 µs (±0%); mean profiled '
-         'period saved 20.0 µs/step, by host + sync wait 9.9 µs/step)'),
+        ('speed WIN: 1.50× faster, but host + sync wait explain only 49% of the period '
+          'saved (at least 50% needed): the time came from elsewhere; host wait unchanged '
+          '(±0%) (medians over steps: launches/step 20 → 1 (-95%), host_wait/step 50.0 → '
+          '50.0 µs (±0%); means over steps: profiled period saved 20.0 µs/step, by host + '
+          'sync wait 9.9 µs/step)'),
         id='a_share_printed_to_the_percent'),
     pytest.param(
         dict(launches=1),
         {}, 'REGRESSION', 'paired', (-1, -1, 0), '',
         'REGRESSION',
-        ('speed REGRESSION: 1.50× faster, and host + sync wait grew by 0.0 µs/step, 100% of '
-         'the period added; host wait unchanged (±0%) (launches/step 20 → 1 (-95%), '
-         'host_wait/step 50.0 → 50.0 µs (±0%); mean profiled period saved -0.0 µs/step, by '
-         'host + sync wait -0.0 µs/step)'),
+        ('speed REGRESSION: 1.50× faster, and host + sync wait grew by 0.0 µs/step, 100% of'
+          ' the period added; host wait unchanged (±0%) (medians over steps: launches/step '
+          '20 → 1 (-95%), host_wait/step 50.0 → 50.0 µs (±0%); means over steps: profiled '
+          'period saved -0.0 µs/step, by host + sync wait -0.0 µs/step)'),
         id='a_1ns_period_added_by_wait_is_a_regression'),
     pytest.param(
         dict(launches=1),
         {}, 'REGRESSION', 'paired', (-123_456, -98_765, 0), '',
         'REGRESSION',
-        ('speed REGRESSION: 1.50× faster, and host + sync wait grew by 98.8 µs/step, 80% of '
-         'the period added; host wait unchanged (±0%) (launches/step 20 → 1 (-95%), '
-         'host_wait/step 50.0 → 50.0 µs (±0%); mean profiled period saved -123.5 µs/step, by '
-         'host + sync wait -98.8 µs/step)'),
+        ('speed REGRESSION: 1.50× faster, and host + sync wait grew by 98.8 µs/step, 80% of'
+          ' the period added; host wait unchanged (±0%) (medians over steps: launches/step '
+          '20 → 1 (-95%), host_wait/step 50.0 → 50.0 µs (±0%); means over steps: profiled '
+          'period saved -123.5 µs/step, by host + sync wait -98.8 µs/step)'),
         id='a_regression_with_large_numbers'),
 ]
 
@@ -638,10 +660,11 @@ def test_a_busy_share_short_of_a_higher_threshold_says_the_threshold() -> None:
                        inp("eager", gpu_busy_ns=1_000_000, period_ns=2_000_000), speed("WIN"), t,
                        unprofiled_saved_ns=1_000_000)
     assert (v.status, v.explanation) == ("NO_WIN", (
-        "kernels fused and GPU busy fell, but 750.0 µs/step of GPU busy saved is 75% of the "
-        "1,000.0 µs/step saved without the profiler (at least 80% needed): the step got faster "
-        "on the host side, not through less GPU work (kernels/step 20 → 15 (-25%), GPU "
-        "busy/step 1,000.0 → 250.0 µs (-75%; step-to-step spread ±2.0 µs))"))
+        "kernels fused and GPU busy fell, but 750.0 µs/step of GPU busy saved (median) is 75% "
+        "of the 1,000.0 µs/step saved without the profiler (pair-level median) (at least 80% "
+        "needed): the step got faster on the host side, not through less GPU work (medians "
+        "over steps: kernels/step 20 → 15 (-25%), GPU busy/step 1,000.0 → 250.0 µs (-75%; "
+        "step-to-step spread ±2.0 µs))"))
 
 
 def test_without_a_rules_note_nothing_is_appended() -> None:
@@ -664,3 +687,18 @@ def test_the_wait_share_threshold_is_printed_to_the_percent() -> None:
     v = launch_verdict(inp(launches=1), inp("eager"), speed("WIN"),
                        PeriodChange(20_000, 10_000, 0), t)
     assert "explain only 50% of the period saved (at least 75% needed)" in v.explanation
+
+
+@pytest.mark.parametrize(("drop", "kernels", "fused"), [
+    (0.2, 16, True),  # 1 − 16/20 = 0.19999999999999996 in binary floating point
+    (0.2, 17, False),
+    (0.15, 17, True),  # 1 − 17/20 = 0.15000000000000002
+    (0.35, 13, True),  # 1 − 13/20 = 0.35 (0.35000000000000003)
+])
+def test_an_exact_kernel_drop_reaches_its_threshold_despite_float_rounding(
+        drop: float, kernels: int, fused: bool) -> None:
+    v = fusion_verdict(inp(kernels=kernels, activities=kernels, gpu_busy_ns=50_000),
+                       inp("eager"), speed("WIN"), Thresholds(fusion_min_kernel_drop=drop))
+    assert (v.status != "NO_WIN" or "not fused" not in v.explanation) if fused else True
+    assert ("kernel count" not in v.explanation and "drop that fusion needs"
+            not in v.explanation) is fused

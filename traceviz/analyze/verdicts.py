@@ -265,6 +265,16 @@ def relative_drop(base: float, mode: float) -> float | None:
     return None if base == 0 else 1.0 - mode / base
 
 
+#: A share or relative drop within this of a threshold counts as reaching it: ``1 − 16/20`` is
+#: 0.19999999999999996 in binary floating point, and an exact 20 % drop must meet a 0.2 rule.
+SHARE_TOLERANCE = 1e-9
+
+
+def reaches(value: float, threshold: float) -> bool:
+    """``value ≥ threshold`` for shares and relative drops, up to :data:`SHARE_TOLERANCE`."""
+    return value >= threshold - SHARE_TOLERANCE
+
+
 def _pct(x: float | None) -> str:
     if x is None:
         return "n/a"
@@ -354,7 +364,7 @@ def fusion_verdict(
     if k_drop is None:
         return verdict(INCONCLUSIVE, f"the baseline has no GPU work per step to compare "
                        f"against; {facts}")
-    fused = k_drop >= t.fusion_min_kernel_drop
+    fused = reaches(k_drop, t.fusion_min_kernel_drop)
     busy_fell = busy_saved > 0 and busy_saved > spread
     busy_rose = -busy_saved > spread and busy_saved < 0
     if busy_rose and k_drop <= 0:
@@ -423,7 +433,7 @@ def _fusion_on_unprofiled(
     of_saved = (f"{busy_saved / 1000:,.1f} µs/step of GPU busy saved ({stat}) is "
                 f"{busy_share * 100:.0f}% of the {saved_ns / 1000:,.1f} µs/step saved without "
                 "the profiler (pair-level median)")
-    if busy_share >= t.fusion_min_busy_share:
+    if reaches(busy_share, t.fusion_min_busy_share):
         return verdict(WIN, f"{of_saved}: fusion paid ({facts})")
     return verdict(NO_WIN, f"kernels fused and GPU busy fell, but {of_saved} (at least "
                    f"{t.fusion_min_busy_share * 100:.0f}% needed): the step got faster on the "
@@ -505,7 +515,7 @@ def launch_verdict(
             return verdict(INCONCLUSIVE, f"{_speed_text(speed)}, but the profiled period did "
                            f"not fall{inflation}, so the trace cannot say where the time went")
         assert share is not None
-        if share >= t.launch_min_wait_share:
+        if reaches(share, t.launch_min_wait_share):
             return verdict(WIN, f"host + sync wait explain {share * 100:.0f}% of the period "
                            f"saved: launch overhead removed ({_speed_text(speed)})")
         return verdict(otherwise, f"{_speed_text(speed)}, but host + sync wait explain only "
