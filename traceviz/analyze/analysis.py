@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
-from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
 from traceviz.analyze.ambiguity import ambiguity_warnings
+from traceviz.analyze.columnar import object_column
 from traceviz.analyze.compile_structure import compile_structure
 from traceviz.analyze.families import family_of_name, parse_triton_name
 from traceviz.analyze.gaps import StepTimeline, gap_stats, step_timeline
@@ -24,7 +24,7 @@ from traceviz.analyze.model import (
     KernelFamilyRow,
     KernelRow,
     PerStep,
-    StepMetrics,
+    StepTable,
     Totals,
     TritonKernelRow,
 )
@@ -38,7 +38,7 @@ from traceviz.analyze.validity import (
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.trace.parallel import process_map, worker_count
-from traceviz.vocab import Category, GapClass, LaunchKind
+from traceviz.vocab import GAP_CLASS_NAMES, Category, LaunchKind
 
 TOP_KERNELS = 25
 #: At most this many analysis workers, whatever ``workers`` says. On the 16-core benchmark VM
@@ -122,7 +122,7 @@ def _step_metrics(
     launch_step: np.ndarray,
     activity_step: np.ndarray,
     tl: StepTimeline,
-) -> tuple[StepMetrics, ...]:
+) -> StepTable:
     n = len(steps)
     cat = trace.gpu["cat"].to_numpy()
 
@@ -130,39 +130,29 @@ def _step_metrics(
         sel = where[mask & (where >= 0)]
         return np.bincount(sel, minlength=n)[:n] if n else np.zeros(0, np.int64)
 
-    kernels = count(cat == Category.KERNEL, activity_step)
-    memcpys = count(cat == Category.GPU_MEMCPY, activity_step)
-    memsets = count(cat == Category.GPU_MEMSET, activity_step)
     kind = trace.runtime["kind"].to_numpy()
-    launches = count(links.is_launch, launch_step)
-    graph_launches = count(links.is_launch & (kind == LaunchKind.GRAPH), launch_step)
-    out = []
-    for i in range(n):
-        has_gpu = tl.gpu_start_ns[i] >= 0
-        idle = tl.idle_ns_by_class[i]
-        out.append(
-            StepMetrics(
-                index=i,
-                name=steps.names[i],
-                number=steps.numbers[i],
-                cpu_start_ns=int(steps.start_ns[i]),
-                cpu_ns=int(steps.end_ns[i] - steps.start_ns[i]),
-                kernels=int(kernels[i]),
-                memcpys=int(memcpys[i]),
-                memsets=int(memsets[i]),
-                launches=int(launches[i]),
-                graph_launches=int(graph_launches[i]),
-                gpu_start_ns=int(tl.gpu_start_ns[i]) if has_gpu else None,
-                gpu_end_ns=int(tl.gpu_end_ns[i]) if has_gpu else None,
-                period_ns=int(tl.period_ns[i]),
-                gpu_busy_ns=int(tl.busy_ns[i]),
-                host_wait_ns=int(idle[GapClass.HOST_WAIT]),
-                sync_wait_ns=int(idle[GapClass.SYNC_WAIT]),
-                graph_internal_ns=int(idle[GapClass.GRAPH_INTERNAL]),
-                other_idle_ns=int(idle[GapClass.OTHER_IDLE]),
-            )
-        )
-    return tuple(out)
+    no_gpu = tl.gpu_start_ns < 0
+    idle = tl.idle_ns_by_class
+    return StepTable(
+        {
+            "index": np.arange(n, dtype=np.int64),
+            "name": object_column(steps.names, n),
+            "number": steps.numbers,
+            "cpu_start_ns": steps.start_ns,
+            "cpu_ns": steps.end_ns - steps.start_ns,
+            "kernels": count(cat == Category.KERNEL, activity_step),
+            "memcpys": count(cat == Category.GPU_MEMCPY, activity_step),
+            "memsets": count(cat == Category.GPU_MEMSET, activity_step),
+            "launches": count(links.is_launch, launch_step),
+            "graph_launches": count(links.is_launch & (kind == LaunchKind.GRAPH), launch_step),
+            "gpu_start_ns": np.where(no_gpu, 0, tl.gpu_start_ns),
+            "gpu_end_ns": np.where(no_gpu, 0, tl.gpu_end_ns),
+            "period_ns": tl.period_ns,
+            "gpu_busy_ns": tl.busy_ns,
+            **{f"{name}_ns": idle[:, cls] for cls, name in enumerate(GAP_CLASS_NAMES)},
+        },
+        missing={"number": steps.numbers < 0, "gpu_start_ns": no_gpu, "gpu_end_ns": no_gpu},
+    )
 
 
 def _activity_families(trace: Trace, links: Links) -> np.ndarray:
@@ -252,7 +242,7 @@ def _totals(
     trace: Trace,
     links: Links,
     steps: StepWindows,
-    rows: tuple[StepMetrics, ...],
+    rows: StepTable,
     activity_step: np.ndarray,
     triton_count: int,
 ) -> Totals:
@@ -262,9 +252,13 @@ def _totals(
     is_launch = links.is_launch
     ts, end = gpu["ts_ns"].to_numpy(), gpu["end_ns"].to_numpy()
     attributed = int(np.count_nonzero(activity_step >= 0))
+
+    def total(name: str) -> int:
+        return int(rows.column(name).sum())
+
     return Totals(
         steps=len(rows),
-        steps_with_gpu=sum(1 for s in rows if s.gpu_start_ns is not None),
+        steps_with_gpu=int(np.count_nonzero(rows.has_gpu())),
         activities=len(gpu),
         kernels=int(np.count_nonzero(cat == Category.KERNEL)),
         memcpys=int(np.count_nonzero(cat == Category.GPU_MEMCPY)),
@@ -280,36 +274,40 @@ def _totals(
         triton_kernels=triton_count,
         gpu_window_ns=int(end.max() - ts.min()) if len(gpu) else 0,
         gpu_busy_all_ns=union_length(ts, end),
-        period_ns=sum(s.period_ns for s in rows),
-        gpu_busy_ns=sum(s.gpu_busy_ns for s in rows),
-        host_wait_ns=sum(s.host_wait_ns for s in rows),
-        sync_wait_ns=sum(s.sync_wait_ns for s in rows),
-        graph_internal_ns=sum(s.graph_internal_ns for s in rows),
-        other_idle_ns=sum(s.other_idle_ns for s in rows),
-        cpu_ns=sum(s.cpu_ns for s in rows),
+        period_ns=total("period_ns"),
+        gpu_busy_ns=total("gpu_busy_ns"),
+        host_wait_ns=total("host_wait_ns"),
+        sync_wait_ns=total("sync_wait_ns"),
+        graph_internal_ns=total("graph_internal_ns"),
+        other_idle_ns=total("other_idle_ns"),
+        cpu_ns=total("cpu_ns"),
     )
 
 
-def _per_step(rows: tuple[StepMetrics, ...]) -> PerStep:
-    with_gpu = [s for s in rows if s.gpu_start_ns is not None]
+def _per_step(rows: StepTable) -> PerStep:
+    with_gpu = rows.take(rows.has_gpu())
 
-    def med(values: list[float]) -> float:
-        return float(np.median(values)) if values else 0.0
+    def med(values: np.ndarray) -> float:
+        return float(np.median(values)) if len(values) else 0.0
 
-    shares = [s.cpu_bound_share for s in with_gpu if s.cpu_bound_share is not None]
+    def col(name: str) -> float:
+        return med(with_gpu.column(name))
+
+    shares = with_gpu.cpu_bound_share()
+    shares = shares[~np.isnan(shares)]
     return PerStep(
-        kernels=med([s.kernels for s in with_gpu]),
-        launches=med([s.launches for s in with_gpu]),
-        graph_launches=med([s.graph_launches for s in with_gpu]),
-        activities=med([s.activities for s in with_gpu]),
-        period_ns=med([s.period_ns for s in with_gpu]),
-        gpu_busy_ns=med([s.gpu_busy_ns for s in with_gpu]),
-        host_wait_ns=med([s.host_wait_ns for s in with_gpu]),
-        sync_wait_ns=med([s.sync_wait_ns for s in with_gpu]),
-        graph_internal_ns=med([s.graph_internal_ns for s in with_gpu]),
-        other_idle_ns=med([s.other_idle_ns for s in with_gpu]),
-        cpu_ns=med([s.cpu_ns for s in with_gpu]),
-        cpu_bound_share=med(shares) if shares else None,
+        kernels=col("kernels"),
+        launches=col("launches"),
+        graph_launches=col("graph_launches"),
+        activities=med(with_gpu.activities()),
+        period_ns=col("period_ns"),
+        gpu_busy_ns=col("gpu_busy_ns"),
+        host_wait_ns=col("host_wait_ns"),
+        sync_wait_ns=col("sync_wait_ns"),
+        graph_internal_ns=col("graph_internal_ns"),
+        other_idle_ns=col("other_idle_ns"),
+        cpu_ns=col("cpu_ns"),
+        cpu_bound_share=med(shares) if len(shares) else None,
     )
 
 
@@ -317,7 +315,7 @@ def _health(
     screened: Screened,
     links: Links,
     steps: StepWindows,
-    rows: tuple[StepMetrics, ...],
+    rows: StepTable,
     activity_step: np.ndarray,
 ) -> tuple[HealthWarning, ...]:
     """Data-validity warnings (``validity.py``: excluded values, ordering contradictions), the
@@ -361,12 +359,13 @@ def _health(
         f"{empty_graphs} graph launch calls have no GPU activity: their replays were not "
         "traced (CUPTI started late?)",
     )
-    no_work = [s.name for s in rows if s.gpu_start_ns is None]
-    if no_work and len(gpu):
+    no_work = np.flatnonzero(~rows.has_gpu())
+    if len(no_work) and len(gpu):
+        first = rows.names()[no_work[:5]].tolist()
         warn(
             "steps_without_gpu_work",
             len(no_work),
-            f"{len(no_work)} steps have no GPU work: {', '.join(no_work[:5])}"
+            f"{len(no_work)} steps have no GPU work: {', '.join(first)}"
             + (" …" if len(no_work) > 5 else ""),
         )
     warn(
@@ -375,13 +374,9 @@ def _health(
         f"{steps.overlapping} ProfilerStep windows start before the previous one ends",
     )
     if len(gpu):
-        overlap_periods = sum(
-            1
-            for a, b in pairwise(rows)
-            if a.gpu_end_ns is not None
-            and b.gpu_start_ns is not None
-            and b.gpu_start_ns < a.gpu_end_ns
-        )
+        has = rows.has_gpu()
+        start, end = rows.column("gpu_start_ns"), rows.column("gpu_end_ns")
+        overlap_periods = int(np.count_nonzero(has[:-1] & has[1:] & (start[1:] < end[:-1])))
         warn(
             "overlapping_step_gpu_work",
             overlap_periods,

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from traceviz.analyze.columnar import object_column
 from traceviz.analyze.intervals import group_union
 from traceviz.analyze.links import Links
-from traceviz.analyze.model import GapStats, GapTable
+from traceviz.analyze.model import GapStatsTable, GapTable
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.vocab import GAP_CLASS_NAMES, GapClass, LaunchKind
@@ -176,39 +177,39 @@ def _stable_argsort(keys: np.ndarray) -> np.ndarray:
     return np.argsort(keys, kind="stable")
 
 
-def gap_stats(gaps: GapTable, step_names: tuple[str, ...]) -> tuple[GapStats, ...]:
+def gap_stats(gaps: GapTable, step_names: tuple[str, ...]) -> GapStatsTable:
     """Count, p50, p90, max and sum of gap lengths per class: per step, per stream, overall."""
     dur = gaps.end_ns - gaps.start_ns
     by_dur = np.argsort(dur, kind="stable")  # sorted by (group, dur) below, one group sort each
-    out: list[GapStats] = []
+    n_cls = len(GAP_CLASS_NAMES)
+    class_names = object_column(GAP_CLASS_NAMES, n_cls)
     streams = np.unique(gaps.stream)
     scopes = (
-        ("step", gaps.step.astype(np.int64), [step_names[i] for i in range(len(step_names))]),
-        ("stream", np.searchsorted(streams, gaps.stream), [f"stream {s}" for s in streams]),
-        ("all", np.zeros(len(dur), np.int64), ["all"]),
+        ("step", gaps.step.astype(np.int64), object_column(step_names, len(step_names))),
+        ("stream", np.searchsorted(streams, gaps.stream),
+         object_column([f"stream {s}" for s in streams], len(streams))),
+        ("all", np.zeros(len(dur), np.int64), object_column(["all"], 1)),
     )
+    parts: list[dict[str, np.ndarray]] = []
     for scope, key, labels in scopes:
-        group = key * 4 + gaps.cls
+        group = key * n_cls + gaps.cls
         order = by_dur[_stable_argsort(group[by_dur])]
         g_sorted, d_sorted = group[order], dur[order]
         uniq, starts, counts = np.unique(g_sorted, return_index=True, return_counts=True)
         if len(uniq) == 0:
             continue
-        p50 = nearest_rank(d_sorted, starts, counts, 0.5)
-        p90 = nearest_rank(d_sorted, starts, counts, 0.9)
-        mx = d_sorted[starts + counts - 1]
-        sums = np.add.reduceat(d_sorted, starts)
-        for j, g in enumerate(uniq):
-            out.append(
-                GapStats(
-                    scope=scope,
-                    key=labels[int(g) // 4],
-                    gap_class=GAP_CLASS_NAMES[int(g) % 4],
-                    count=int(counts[j]),
-                    p50_ns=int(p50[j]),
-                    p90_ns=int(p90[j]),
-                    max_ns=int(mx[j]),
-                    sum_ns=int(sums[j]),
-                )
-            )
-    return tuple(out)
+        parts.append({
+            "scope": np.full(len(uniq), scope, dtype=object),
+            "key": labels[uniq // n_cls],
+            "gap_class": class_names[uniq % n_cls],
+            "count": counts,
+            "p50_ns": nearest_rank(d_sorted, starts, counts, 0.5),
+            "p90_ns": nearest_rank(d_sorted, starts, counts, 0.9),
+            "max_ns": d_sorted[starts + counts - 1],
+            "sum_ns": np.add.reduceat(d_sorted, starts),
+        })
+    names = [f.name for f in GapStatsTable.specs]
+    if not parts:
+        return GapStatsTable({k: np.zeros(0, object if k in ("scope", "key", "gap_class")
+                                          else np.int64) for k in names})
+    return GapStatsTable({k: np.concatenate([p[k] for p in parts]) for k in names})

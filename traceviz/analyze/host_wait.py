@@ -1150,7 +1150,7 @@ def _ms(ns: float) -> str:
     return f"{v:.2g}" if 0 < abs(v) < 0.1 else f"{v:.2f}"
 
 
-def _gpu_steps(step_period_ns: list[int]) -> np.ndarray:
+def _gpu_steps(step_period_ns: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.asarray(step_period_ns, np.int64) > 0)
 
 
@@ -1163,9 +1163,9 @@ def _baseline_value(base: dict[str, float], source: str) -> float:
     return base.get(source.rsplit(IN_REGION, 1)[-1], 0.0)
 
 
-def host_wait_shift(mode: str, sources: HostWaitSources, step_period_ns: list[int],
+def host_wait_shift(mode: str, sources: HostWaitSources, step_period_ns: np.ndarray,
                     baseline: str, base_sources: HostWaitSources,
-                    base_step_period_ns: list[int]) -> HostWaitShift:
+                    base_step_period_ns: np.ndarray) -> HostWaitShift:
     """Compare a mode's host-wait sources with the baseline's (``step_period_ns``: the period
     of every step, to pick the steps with GPU work over which means are taken)."""
     m_steps, b_steps = _gpu_steps(step_period_ns), _gpu_steps(base_step_period_ns)

@@ -27,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+import numpy as np
+
 from traceviz.analyze.model import Analysis
 
 #: Profiled waterfall components, in display order, with their labels.
@@ -75,10 +77,15 @@ class Waterfall:
 
 def _component_means(analysis: Analysis) -> tuple[dict[str, Fraction], Fraction]:
     """Exact per-step means of the five components and of the period (steps with GPU work)."""
-    steps = [s for s in analysis.steps if s.period_ns > 0]
-    n = len(steps)
-    means = {name: Fraction(sum(getattr(s, name) for s in steps), n) for name, _ in COMPONENTS}
-    return means, Fraction(sum(s.period_ns for s in steps), n)
+    steps = analysis.steps
+    with_gpu = steps.column("period_ns") > 0
+    n = int(np.count_nonzero(with_gpu))
+
+    def total(name: str) -> int:
+        return int(steps.column(name)[with_gpu].sum())
+
+    means = {name: Fraction(total(name), n) for name, _ in COMPONENTS}
+    return means, Fraction(total("period_ns"), n)
 
 
 def build_waterfall(mode: str, analysis: Analysis, baseline: str, base: Analysis) -> Waterfall:

@@ -25,10 +25,6 @@ _ACTIVITY_CATEGORY = {Category.KERNEL: "kernel", Category.GPU_MEMCPY: "memcpy",
                       Category.GPU_MEMSET: "memset"}
 
 
-def _nullable(values: list[int | None]) -> pd.Series:
-    return pd.Series(pd.array(values, dtype="Int64"))
-
-
 def steps_frame(a: Analysis) -> pd.DataFrame:
     """One row per step, in trace order.
 
@@ -40,22 +36,17 @@ def steps_frame(a: Analysis) -> pd.DataFrame:
     (float64, NaN without GPU work).
     """
     s = a.steps
-    ints = ("cpu_start_ns", "cpu_ns", "kernels", "memcpys", "memsets", "launches",
-            "graph_launches")
-    idle = ("period_ns", "gpu_busy_ns", "host_wait_ns", "sync_wait_ns", "graph_internal_ns",
-            "other_idle_ns")
-    data: dict[str, object] = {
-        "step": np.array([r.index for r in s], dtype=np.int64),
-        "name": pd.Series([r.name for r in s], dtype=object),
-        "number": _nullable([r.number for r in s]),
-    }
-    data.update({c: np.array([getattr(r, c) for r in s], dtype=np.int64) for c in ints})
-    data["gpu_start_ns"] = _nullable([r.gpu_start_ns for r in s])
-    data["gpu_end_ns"] = _nullable([r.gpu_end_ns for r in s])
-    data.update({c: np.array([getattr(r, c) for r in s], dtype=np.int64) for c in idle})
-    share = [r.cpu_bound_share for r in s]
-    data["cpu_bound_share"] = np.array([np.nan if x is None else x for x in share],
-                                       dtype=np.float64)
+    data: dict[str, object] = {}
+    for spec in s.specs:  # the StepMetrics fields, in order, straight from the columns
+        name = "step" if spec.name == "index" else spec.name
+        col = s.column(spec.name)
+        if spec.optional:
+            data[name] = pd.arrays.IntegerArray(col.copy(), s.missing(spec.name).copy())
+        elif col.dtype == object:
+            data[name] = pd.Series(col, dtype=object, copy=True)
+        else:
+            data[name] = col.copy()
+    data["cpu_bound_share"] = s.cpu_bound_share()
     return pd.DataFrame(data)
 
 
@@ -69,7 +60,7 @@ def gaps_frame(trace: Trace, a: Analysis) -> pd.DataFrame:
     the activity that ends the gap) and ``activity_row`` (int64, its row in ``Trace.gpu``).
     """
     g = a.gaps
-    names = np.array([s.name for s in a.steps], dtype=object)
+    names = a.steps.names()
     act = g.activity.astype(np.int64)
     gpu = trace.gpu
     name_col = gpu["name"]

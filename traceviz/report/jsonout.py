@@ -22,6 +22,8 @@ import json
 import math
 from typing import Any
 
+import numpy as np
+
 from traceviz._version import __version__
 from traceviz.analyze.model import Analysis, EventRef, HealthWarning, StepMetrics
 from traceviz.report.host_wait_section import host_wait_json
@@ -85,6 +87,14 @@ def step_to_dict(s: StepMetrics) -> dict[str, Any]:
     }
 
 
+def _listed(names_column: np.ndarray, names: set[str] | None) -> np.ndarray:
+    """Bool per row: its step name is one of ``names`` (``None``: every row)."""
+    if names is None:
+        return np.ones(len(names_column), bool)
+    return np.fromiter((n in names for n in names_column.tolist()), bool,
+                       count=len(names_column))
+
+
 def trace_info(trace: Trace) -> dict[str, Any]:
     m = trace.meta
     md = m.metadata
@@ -138,7 +148,10 @@ def analysis_document(trace: Trace, a: Analysis, max_step_rows: int | None = Non
     p = a.per_step
     shown = shown_steps(len(a.steps), max_step_rows)
     all_shown = len(shown) == len(a.steps)
-    names = None if all_shown else {a.steps[i].name for i in shown}
+    names = None if all_shown else set(a.steps.names()[shown].tolist())
+    gap_rows = a.gap_stats.take(_listed(a.gap_stats.column("key"), names)
+                                | (a.gap_stats.column("scope") != "step"))
+    compile_rows = a.compile.steps.take(_listed(a.compile.steps.column("step"), names))
     return {
         "schema": SCHEMA,
         "traceviz_version": __version__,
@@ -146,7 +159,7 @@ def analysis_document(trace: Trace, a: Analysis, max_step_rows: int | None = Non
         "steps_total": len(a.steps),
         "steps_shown": len(shown),
         "max_step_rows": resolve_cap(max_step_rows),
-        "steps": [step_to_dict(a.steps[i]) for i in shown],
+        "steps": [step_to_dict(s) for s in a.steps.take(shown)],
         "step_summary": step_summary(a.steps),
         "gap_stats": [
             {
@@ -159,8 +172,7 @@ def analysis_document(trace: Trace, a: Analysis, max_step_rows: int | None = Non
                 "max_us": us(g.max_ns),
                 "sum_us": us(g.sum_ns),
             }
-            for g in a.gap_stats
-            if names is None or g.scope != "step" or g.key in names
+            for g in gap_rows
         ],
         "graph_replays": [
             {
@@ -226,8 +238,7 @@ def analysis_document(trace: Trace, a: Analysis, max_step_rows: int | None = Non
                     "cudagraph_input_copy_us": us(c.input_copy_ns),
                     "in_window_compiles": c.in_window_compiles,
                 }
-                for c in a.compile.steps
-                if names is None or c.step in names
+                for c in compile_rows
             ],
         },
         "host_wait_sources": host_wait_json(a.host_wait_sources,
