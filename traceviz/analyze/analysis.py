@@ -285,21 +285,22 @@ def _totals(
 
 
 def _per_step(rows: StepTable) -> PerStep:
-    with_gpu = rows.take(rows.has_gpu())
+    """Medians over the steps with GPU work, one column at a time."""
+    has = rows.has_gpu()
 
     def med(values: np.ndarray) -> float:
         return float(np.median(values)) if len(values) else 0.0
 
     def col(name: str) -> float:
-        return med(with_gpu.column(name))
+        return med(rows.column(name)[has])
 
-    shares = with_gpu.cpu_bound_share()
+    shares = rows.cpu_bound_share()[has]
     shares = shares[~np.isnan(shares)]
     return PerStep(
         kernels=col("kernels"),
         launches=col("launches"),
         graph_launches=col("graph_launches"),
-        activities=med(with_gpu.activities()),
+        activities=med(rows.activities()[has]),
         period_ns=col("period_ns"),
         gpu_busy_ns=col("gpu_busy_ns"),
         host_wait_ns=col("host_wait_ns"),

@@ -13,6 +13,12 @@ table, with nothing else to change here. Column dtypes follow the annotations:
 * an optional field (``X | None``) has, besides its values, a boolean *missing* mask; its
   value in a missing row is 0 (0.0, ``None`` for object columns).
 
+A column whose rows all hold one value (all zeros: ``memcpys`` of a trace without copies, the
+compile columns of an uncompiled trace; for object columns, one and the same object) is kept
+as that value once, broadcast to the table's length (a read-only zero-stride view), and
+pickled that way; other columns are contiguous (a strided view of a producer's 2-D array is
+copied, so the 2-D array is not kept alive).
+
 The table behaves as the read-only sequence of rows it replaces (``len``, ``t[i]``, slices,
 iteration, ``==``): ``t[i]`` builds the row dataclass on demand, with Python values
 (``int``, not ``numpy.int64``). Code that looks at every row uses the columns
@@ -34,6 +40,8 @@ T = TypeVar("T", bound="RowTable[Any]")
 
 #: Rows converted to Python values at a time while iterating.
 _ITER_CHUNK = 4096
+#: Columns of at least this many rows are stored once when all their rows hold one value.
+_CONSTANT_MIN_ROWS = 64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +79,41 @@ def _readonly(view: np.ndarray) -> np.ndarray:
     return view
 
 
+def _constant(col: np.ndarray) -> bool:
+    """Whether every row of ``col`` holds its first row's value (the same object, for object
+    columns)."""
+    if len(col) < _CONSTANT_MIN_ROWS:
+        return False
+    if col.dtype == object:
+        first = col[0]
+        return all(v is first for v in col.tolist())
+    if col.dtype.kind == "f":
+        return bool(np.array_equal(col, np.broadcast_to(col[:1], col.shape), equal_nan=True))
+    return bool((col == col[0]).all())
+
+
+def _stored(col: np.ndarray) -> np.ndarray:
+    """``col`` as a table keeps it: one value broadcast when constant, else contiguous."""
+    if _constant(col):
+        return np.broadcast_to(col[:1].copy(), col.shape)
+    return _readonly(np.ascontiguousarray(col).view())
+
+
+def _packed(col: np.ndarray) -> np.ndarray | tuple[np.ndarray, int]:
+    """For pickling: a broadcast column as ``(its one value, length)``."""
+    if len(col) and col.strides == (0,):
+        return col[:1].copy(), len(col)
+    return col
+
+
+def _unpacked(col: np.ndarray | tuple[np.ndarray, int]) -> np.ndarray:
+    return np.broadcast_to(col[0], (col[1],)) if isinstance(col, tuple) else col
+
+
+def _rebuild(cls: type[T], columns: dict[str, Any], missing: dict[str, np.ndarray]) -> T:
+    return cls({k: _unpacked(v) for k, v in columns.items()}, missing)
+
+
 class RowTable(Sequence[R], Generic[R]):
     """Rows of one frozen dataclass, stored as one read-only numpy array per field.
 
@@ -103,7 +146,7 @@ class RowTable(Sequence[R], Generic[R]):
             v = columns[s.name]
             if s.dtype == object and not (isinstance(v, np.ndarray) and v.dtype == object):
                 v = object_column(v, len(v))
-            cols[s.name] = _readonly(np.asarray(v, dtype=s.dtype).reshape(-1).view())
+            cols[s.name] = _stored(np.asarray(v, dtype=s.dtype).reshape(-1))
         lengths = {len(c) for c in cols.values()}
         if len(lengths) > 1:
             raise ValueError(f"{type(self).__name__}: columns of unequal lengths {lengths}")
@@ -224,7 +267,8 @@ class RowTable(Sequence[R], Generic[R]):
     __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self._columns, self._missing))
+        return (_rebuild, (type(self), {k: _packed(v) for k, v in self._columns.items()},
+                           self._missing))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {self._n:,} {self.row_type.__name__} rows>"

@@ -177,6 +177,14 @@ def _stable_argsort(keys: np.ndarray) -> np.ndarray:
     return np.argsort(keys, kind="stable")
 
 
+def _repeated(value: str, n: int) -> np.ndarray:
+    """An object array of ``n`` references to ``value`` (``np.full`` would copy the string
+    into every element)."""
+    out = np.empty(n, dtype=object)
+    out.fill(value)
+    return out
+
+
 def gap_stats(gaps: GapTable, step_names: tuple[str, ...]) -> GapStatsTable:
     """Count, p50, p90, max and sum of gap lengths per class: per step, per stream, overall."""
     dur = gaps.end_ns - gaps.start_ns
@@ -199,7 +207,7 @@ def gap_stats(gaps: GapTable, step_names: tuple[str, ...]) -> GapStatsTable:
         if len(uniq) == 0:
             continue
         parts.append({
-            "scope": np.full(len(uniq), scope, dtype=object),
+            "scope": _repeated(scope, len(uniq)),
             "key": labels[uniq // n_cls],
             "gap_class": class_names[uniq % n_cls],
             "count": counts,
