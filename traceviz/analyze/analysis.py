@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -15,11 +15,12 @@ from traceviz.analyze.compile_structure import compile_structure
 from traceviz.analyze.families import family_of_name, parse_triton_name
 from traceviz.analyze.gaps import StepTimeline, gap_stats, step_timeline
 from traceviz.analyze.graphs import graph_replays
-from traceviz.analyze.host_wait import nesting_health, plan_host_wait
+from traceviz.analyze.host_wait import HostWaitSources, nesting_health, plan_host_wait
 from traceviz.analyze.intervals import union_length
 from traceviz.analyze.links import Links, link_launches
 from traceviz.analyze.model import (
     Analysis,
+    GapTable,
     HealthWarning,
     KernelFamilyRow,
     KernelRow,
@@ -67,7 +68,45 @@ def analyze(trace: Trace, *, workers: int | None = None) -> Analysis:
     return index_loaded_rows(_analyze_screened(screened, threads), screened)
 
 
+@dataclass(frozen=True)
+class _Computed:
+    """Every metric but the host-wait merge, and what the merge needs: the analysis's state
+    before its peak, without the jobs' inputs (events, links, plan), freed on return."""
+
+    step_rows: StepTable
+    gaps: GapTable
+    activity_step: np.ndarray
+    families: np.ndarray
+    got: dict[str, Any]
+    block_sums: list[Any]
+    merge: Callable[[list[Any]], HostWaitSources]
+
+
 def _analyze_screened(screened: Screened, threads: int) -> Analysis:
+    c = _compute(screened, threads)
+    sources = c.merge(c.block_sums)  # the analysis's peak: one row per (step, call path)
+    got = c.got
+    return Analysis(
+        steps=c.step_rows,
+        gaps=c.gaps,
+        gap_stats=got["stats"],
+        graph_replays=got["replays"],
+        kernel_families=got["kernel_families"],
+        top_kernels=got["top_kernels"],
+        triton_kernels=got["triton_kernels"],
+        compile=got["compile"],
+        health=got["health"] + nesting_health(sources),
+        totals=replace(got["totals"], excluded_events=screened.excluded_events),
+        per_step=_per_step(c.step_rows),
+        activity_step=c.activity_step,
+        activity_family=c.families,
+        host_wait_sources=sources,
+    )
+
+
+def _compute(screened: Screened, threads: int) -> _Computed:
+    """The step timeline and rows, the families, then one (parallel) map over the remaining
+    metrics and the host-wait blocks."""
     trace = screened.trace
     gpu, rt = trace.gpu, trace.runtime
     links = link_launches(trace)
@@ -95,24 +134,9 @@ def _analyze_screened(screened: Screened, threads: int) -> Analysis:
     }
     jobs = [*metrics.values(), *(partial(plan.attribute, i) for i in range(len(plan.blocks)))]
     done = process_map(lambda i: jobs[i](), len(jobs), threads if len(plan.blocks) > 1 else 1)
-    got = dict(zip(metrics, done, strict=False))
-    sources = plan.merge(done[len(metrics):])
-    return Analysis(
-        steps=step_rows,
-        gaps=timeline.gaps,
-        gap_stats=got["stats"],
-        graph_replays=got["replays"],
-        kernel_families=got["kernel_families"],
-        top_kernels=got["top_kernels"],
-        triton_kernels=got["triton_kernels"],
-        compile=got["compile"],
-        health=got["health"] + nesting_health(sources),
-        totals=replace(got["totals"], excluded_events=screened.excluded_events),
-        per_step=_per_step(step_rows),
-        activity_step=activity_step,
-        activity_family=families,
-        host_wait_sources=sources,
-    )
+    return _Computed(step_rows, timeline.gaps, activity_step, families,
+                     dict(zip(metrics, done[:len(metrics)], strict=True)), done[len(metrics):],
+                     plan.merger())
 
 
 def _step_metrics(

@@ -9,6 +9,7 @@ first), in this order: ``graph_internal``, ``sync_wait``, ``host_wait``, ``other
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -192,20 +193,25 @@ def gap_stats(gaps: GapTable, step_names: tuple[str, ...]) -> GapStatsTable:
     n_cls = len(GAP_CLASS_NAMES)
     class_names = object_column(GAP_CLASS_NAMES, n_cls)
     streams = np.unique(gaps.stream)
-    scopes = (
-        ("step", gaps.step.astype(np.int64), object_column(step_names, len(step_names))),
-        ("stream", np.searchsorted(streams, gaps.stream),
-         object_column([f"stream {s}" for s in streams], len(streams))),
-        ("all", np.zeros(len(dur), np.int64), object_column(["all"], 1)),
+    scopes: tuple[tuple[str, Callable[[], np.ndarray], Callable[[], np.ndarray]], ...] = (
+        ("step", lambda: gaps.step.astype(np.int64),
+         lambda: object_column(step_names, len(step_names))),
+        ("stream", lambda: np.searchsorted(streams, gaps.stream),
+         lambda: object_column([f"stream {s}" for s in streams], len(streams))),
+        ("all", lambda: np.zeros(len(dur), np.int64), lambda: object_column(["all"], 1)),
     )
     parts: list[dict[str, np.ndarray]] = []
-    for scope, key, labels in scopes:
-        group = key * n_cls + gaps.cls
+    for scope, scope_key, scope_labels in scopes:  # one scope's arrays alive at a time
+        group = scope_key() * n_cls + gaps.cls
         order = by_dur[_stable_argsort(group[by_dur])]
         g_sorted, d_sorted = group[order], dur[order]
-        uniq, starts, counts = np.unique(g_sorted, return_index=True, return_counts=True)
-        if len(uniq) == 0:
+        del group, order
+        starts = _run_starts(g_sorted)
+        if len(starts) == 0:
             continue
+        uniq = g_sorted[starts]
+        counts = np.diff(np.append(starts, len(g_sorted)))
+        labels = scope_labels()
         parts.append({
             "scope": _repeated(scope, len(uniq)),
             "key": labels[uniq // n_cls],
@@ -220,4 +226,13 @@ def gap_stats(gaps: GapTable, step_names: tuple[str, ...]) -> GapStatsTable:
     if not parts:
         return GapStatsTable({k: np.zeros(0, object if k in ("scope", "key", "gap_class")
                                           else np.int64) for k in names})
-    return GapStatsTable({k: np.concatenate([p[k] for p in parts]) for k in names})
+    # column by column, each part's copy freed once joined
+    return GapStatsTable({k: np.concatenate([p.pop(k) for p in parts]) for k in names})
+
+
+def _run_starts(sorted_keys: np.ndarray) -> np.ndarray:
+    """Positions where a run of equal keys starts in ``sorted_keys`` (``np.unique``'s
+    ``return_index`` on sorted input, without its sort)."""
+    if len(sorted_keys) == 0:
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1])))

@@ -31,7 +31,9 @@ over blocks, nesting depth and call paths only.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import pairwise
 
 import numpy as np
@@ -861,8 +863,13 @@ class HostWaitPlan:
         return self.work.attribute(self.blocks[i])
 
     def merge(self, done: list[_BlockSums]) -> HostWaitSources:
-        return _merge(done, self.work.gap_step, self.step_names, self.step_total,
-                      self.has_stacks)
+        return self.merger()(done)
+
+    def merger(self) -> Callable[[list[_BlockSums]], HostWaitSources]:
+        """:meth:`merge` without the plan: holding it does not keep the events and the
+        blocks alive (the caller frees them before the merge)."""
+        return partial(_merge, g_step=self.work.gap_step, step_names=self.step_names,
+                       step_total=self.step_total, has_stacks=self.has_stacks)
 
 
 def plan_host_wait(trace: Trace, links: Links, gaps: GapTable, step_names: tuple[str, ...],
@@ -950,6 +957,7 @@ def _merge(done: list[_BlockSums], g_step: np.ndarray, step_names: tuple[str, ..
     # its chain.
     s_keys, s_ns = _group_sum(sp_step * n_src + path_source[sp_path], sp_ns)
     i_keys, i_ns = _group_sum(sp_step[rep] * n_src + on_chain, sp_ns[rep])
+    del sp_key, sp_ns, sp_step, sp_path, rep, on_chain  # one row per (step, path): the peak
     all_keys = np.union1d(s_keys, i_keys)
 
     def gap_counts(own: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
