@@ -630,13 +630,20 @@ def _on_chains(ptr: np.ndarray, chain: np.ndarray, paths: np.ndarray
 MIN_BLOCK_EVENTS = 32_768
 #: ... and into at most this many blocks per analysis thread (load balance across threads).
 BLOCKS_PER_THREAD = 4
+#: Whatever the thread count, a block holds at most about this many events: a block's working
+#: arrays are several times its events, so this bounds the attribution's peak memory (on the
+#: 10⁶-step benchmark trace, one block of its 2·10⁶ events took 335 MiB beyond what stayed).
+MAX_BLOCK_EVENTS = 1 << 18
 
 
 def _block_count(events: int, threads: int) -> int:
-    """Blocks to cut a thread's ``events`` into: one on a single analysis thread."""
+    """Blocks to cut a thread's ``events`` into: enough for blocks of at most
+    :data:`MAX_BLOCK_EVENTS`, and on several analysis threads, for load balance, up to
+    :data:`BLOCKS_PER_THREAD` per thread (of at least :data:`MIN_BLOCK_EVENTS`)."""
+    by_size = -(-events // MAX_BLOCK_EVENTS)
     if threads <= 1:
-        return 1
-    return max(1, min(events // MIN_BLOCK_EVENTS, BLOCKS_PER_THREAD * threads))
+        return max(1, by_size)
+    return max(1, by_size, min(events // MIN_BLOCK_EVENTS, BLOCKS_PER_THREAD * threads))
 
 
 @dataclass(frozen=True)
@@ -876,8 +883,9 @@ def plan_host_wait(trace: Trace, links: Links, gaps: GapTable, step_names: tuple
                    threads: int = 1) -> HostWaitPlan:
     """Plan the attribution of every ``host_wait`` / ``sync_wait`` gap to the CPU events open
     on the thread of the launch call that ends it (definitions in the module docstring):
-    gather each CPU thread's events (on ``threads`` threads) and cut them into blocks, one per
-    CPU thread for one worker, else about :data:`BLOCKS_PER_THREAD` per worker. The result,
+    gather each CPU thread's events (on ``threads`` threads) and cut them into blocks
+    (:func:`_block_count`: at most about :data:`MAX_BLOCK_EVENTS` events each, and about
+    :data:`BLOCKS_PER_THREAD` per worker on several). The result,
     ``plan.merge([plan.attribute(i) for i in range(len(plan.blocks))])``, does not depend on
     ``threads`` nor on where the blocks ran."""
     rt = trace.runtime
