@@ -8,8 +8,9 @@ large numpy temporaries, the next ones of up to that size come from the heap and
 stay in the process after they are freed: its RSS follows the sum of its temporaries rather
 than what is alive at once. Setting the threshold turns the growth off: every array of 1 MiB
 or more is mapped and unmapped on its own (a few thousand ``mmap`` calls on a 400 MB trace).
-On the 10⁶-step benchmark trace (``benchmarks/many_steps.py``, ``--workers 1``) the peak RSS of
-load + analysis fell from 1,608 MiB to 1,441 MiB with it.
+On the 10⁶-step benchmark trace (``benchmarks/many_steps.py``; load and analysis on one
+process, stage by stage, 2026-11-25, with the columnar step tables but before the later
+peak reductions) the peak RSS fell from 1,608 MiB to 1,441 MiB with it.
 
 ``traceviz`` (the CLI) calls :func:`return_freed_memory` at start; Python API users may call
 it themselves. Elsewhere than on glibc it does nothing and says so (``False``).
