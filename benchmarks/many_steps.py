@@ -1,10 +1,16 @@
 """``traceviz report`` on a trace of very many tiny profiler steps (issue 23, "bounded reports").
 
-``python -m benchmarks.many_steps [--steps N] [--max-step-rows N] [--keep]`` writes a synthetic
-Kineto trace of ``N`` steps (default 10⁶) to ``benchmarks/data/many-steps-N.json`` (git-ignored),
-runs ``traceviz report TRACE --format json`` on it in a fresh child process and records the
-wall time, the peak RSS (``wait4`` max RSS, and the sampled RSS of the process tree), the trace
-size and the JSON report size into ``benchmarks/results/<date>-many-steps-<host>.json``.
+``python -m benchmarks.many_steps [--steps N] [--max-step-rows N] [--workers N] [--keep]``
+writes a synthetic Kineto trace of ``N`` steps (default 10⁶) to
+``benchmarks/data/many-steps-N.json`` (git-ignored), runs ``traceviz report TRACE --format
+json`` on it in a fresh child process and records the wall time, the memory (``wait4`` max RSS
+of the command; the process tree's PSS and RSS, sampled), the trace size and the JSON report
+size into ``benchmarks/results/<date>-many-steps-<host>.json``.
+
+The peak compared with the bound is ``max(maxrss, tree PSS)``, as in ``benchmarks/run.py``:
+the decode and analysis workers are forked and share the parent's pages, which the tree's
+summed RSS (``tree_rss_peak_mib``, recorded too) counts once per process. With ``--workers 1``
+nothing is forked and ``maxrss`` is the whole answer.
 
 The trace is streamed to disk, one step at a time: each step is a ``ProfilerStep#k`` CPU window
 holding ``--kernels`` ``cudaLaunchKernel`` calls (1 µs each, 2 µs apart), each launching one
@@ -85,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kernels", type=int, default=1, help="kernels per step (default 1)")
     parser.add_argument("--max-step-rows", type=int, default=None,
                         help="passed to traceviz report (default: its own default)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="passed to traceviz report as --workers (default: its own)")
     parser.add_argument("--keep", action="store_true", help="keep the trace and the report")
     parser.add_argument("--out", type=Path, default=None, help="result file (default "
                         "benchmarks/results/<date>-many-steps-<host>.json)")
@@ -98,10 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     cmd = [TRACEVIZ_BIN, "report", str(trace), "--format", "json", "-o", str(report), "--force"]
     if a.max_step_rows is not None:
         cmd += ["--max-step-rows", str(a.max_step_rows)]
+    if a.workers is not None:
+        cmd += ["--workers", str(a.workers)]
     m = measure(cmd, size=f"{a.steps}", input_kind="many-steps", contender="traceviz-report",
                 file_bytes=size, remove=report)
     json_bytes = report.stat().st_size if report.exists() else None
-    peak = max(m.maxrss_mib, m.tree_rss_mib)
+    peak = m.peak_mib  # max(maxrss, tree PSS)
     bound_mib = 2 * size / MIB + 300
     result = {
         "date": dt.date.today().isoformat(),
@@ -111,14 +121,18 @@ def main(argv: list[str] | None = None) -> int:
         "steps": a.steps,
         "kernels_per_step": a.kernels,
         "max_step_rows": a.max_step_rows,
+        "workers": a.workers,
         "rc": m.rc,
         "wall_s": round(m.wall_s, 3),
         "maxrss_mib": round(m.maxrss_mib, 1),
+        "tree_pss_peak_mib": round(m.tree_pss_mib, 1),
         "tree_rss_peak_mib": round(m.tree_rss_mib, 1),
+        "peak_mib": round(peak, 1),
+        "bound_mib": round(bound_mib, 1),
         "file_bytes": size,
         "json_bytes": json_bytes,
         "peak_over_file": round(peak * MIB / size, 3),
-        "bound": "peak RSS <= 2 x file + 300 MiB and JSON <= 20 MB",
+        "bound": "peak = max(maxrss, tree PSS) <= 2 x file + 300 MiB and JSON <= 20 MB",
         "within_bounds": bool(m.rc == 0 and peak <= bound_mib
                               and json_bytes is not None and json_bytes <= 20 * 10**6),
         "error": m.error,

@@ -120,7 +120,7 @@ def test_a_trace_without_holes_has_an_empty_integer_gap_table(tmp_path: Path) ->
     for col in (g.step, g.start_ns, g.end_ns, g.cls, g.stream, g.activity, g.tail):
         assert len(col) == 0
     assert (g.start_ns.dtype, g.stream.dtype, g.activity.dtype) == (np.int64,) * 3
-    assert a.gap_stats == ()
+    assert len(a.gap_stats) == 0 and list(a.gap_stats) == []
 
 
 def test_graph_internal_is_checked_before_sync_wait(tmp_path: Path) -> None:

@@ -3,29 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
-from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
 from traceviz.analyze.ambiguity import ambiguity_warnings
+from traceviz.analyze.columnar import object_column
 from traceviz.analyze.comm import comm_split
 from traceviz.analyze.compile_structure import compile_structure
 from traceviz.analyze.families import family_of_name, parse_triton_name
 from traceviz.analyze.gaps import StepTimeline, gap_stats, step_timeline
 from traceviz.analyze.graphs import graph_replays
-from traceviz.analyze.host_wait import nesting_health, plan_host_wait
+from traceviz.analyze.host_wait import HostWaitSources, nesting_health, plan_host_wait
 from traceviz.analyze.intervals import union_length
 from traceviz.analyze.links import Links, link_launches
 from traceviz.analyze.model import (
     Analysis,
+    GapTable,
     HealthWarning,
     KernelFamilyRow,
     KernelRow,
     PerStep,
-    StepMetrics,
+    StepTable,
     Totals,
     TritonKernelRow,
 )
@@ -41,7 +42,7 @@ from traceviz.analyze.validity import (
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.trace.parallel import process_map, worker_count
-from traceviz.vocab import Category, GapClass, LaunchKind
+from traceviz.vocab import GAP_CLASS_NAMES, Category, GapClass, LaunchKind
 
 TOP_KERNELS = 25
 #: At most this many analysis workers, whatever ``workers`` says. On the 16-core benchmark VM
@@ -70,7 +71,46 @@ def analyze(trace: Trace, *, workers: int | None = None) -> Analysis:
     return index_loaded_rows(_analyze_screened(screened, threads), screened)
 
 
+@dataclass(frozen=True)
+class _Computed:
+    """Every metric but the host-wait merge, and what the merge needs: the analysis's state
+    before its peak, without the jobs' inputs (events, links, plan), freed on return."""
+
+    step_rows: StepTable
+    gaps: GapTable
+    activity_step: np.ndarray
+    families: np.ndarray
+    got: dict[str, Any]
+    block_sums: list[Any]
+    merge: Callable[[list[Any]], HostWaitSources]
+
+
 def _analyze_screened(screened: Screened, threads: int) -> Analysis:
+    c = _compute(screened, threads)
+    sources = c.merge(c.block_sums)  # the analysis's peak: one row per (step, call path)
+    got = c.got
+    return Analysis(
+        steps=c.step_rows,
+        gaps=c.gaps,
+        gap_stats=got["stats"],
+        graph_replays=got["replays"],
+        kernel_families=got["kernel_families"],
+        top_kernels=got["top_kernels"],
+        triton_kernels=got["triton_kernels"],
+        compile=got["compile"],
+        health=got["health"] + nesting_health(sources),
+        totals=replace(got["totals"], excluded_events=screened.excluded_events),
+        per_step=_per_step(c.step_rows),
+        activity_step=c.activity_step,
+        activity_family=c.families,
+        host_wait_sources=sources,
+        comm=got["comm"],
+    )
+
+
+def _compute(screened: Screened, threads: int) -> _Computed:
+    """The step timeline and rows, the families, then one (parallel) map over the remaining
+    metrics and the host-wait blocks."""
     trace = screened.trace
     gpu, rt = trace.gpu, trace.runtime
     links = link_launches(trace)
@@ -100,25 +140,9 @@ def _analyze_screened(screened: Screened, threads: int) -> Analysis:
     }
     jobs = [*metrics.values(), *(partial(plan.attribute, i) for i in range(len(plan.blocks)))]
     done = process_map(lambda i: jobs[i](), len(jobs), threads if len(plan.blocks) > 1 else 1)
-    got = dict(zip(metrics, done, strict=False))
-    sources = plan.merge(done[len(metrics):])
-    return Analysis(
-        steps=step_rows,
-        gaps=timeline.gaps,
-        gap_stats=got["stats"],
-        graph_replays=got["replays"],
-        kernel_families=got["kernel_families"],
-        top_kernels=got["top_kernels"],
-        triton_kernels=got["triton_kernels"],
-        compile=got["compile"],
-        health=got["health"] + nesting_health(sources),
-        totals=replace(got["totals"], excluded_events=screened.excluded_events),
-        per_step=_per_step(step_rows),
-        activity_step=activity_step,
-        activity_family=families,
-        host_wait_sources=sources,
-        comm=got["comm"],
-    )
+    return _Computed(step_rows, timeline.gaps, activity_step, families,
+                     dict(zip(metrics, done[:len(metrics)], strict=True)), done[len(metrics):],
+                     plan.merger())
 
 
 def _step_metrics(
@@ -128,7 +152,7 @@ def _step_metrics(
     launch_step: np.ndarray,
     activity_step: np.ndarray,
     tl: StepTimeline,
-) -> tuple[StepMetrics, ...]:
+) -> StepTable:
     n = len(steps)
     cat = trace.gpu["cat"].to_numpy()
 
@@ -136,40 +160,29 @@ def _step_metrics(
         sel = where[mask & (where >= 0)]
         return np.bincount(sel, minlength=n)[:n] if n else np.zeros(0, np.int64)
 
-    kernels = count(cat == Category.KERNEL, activity_step)
-    memcpys = count(cat == Category.GPU_MEMCPY, activity_step)
-    memsets = count(cat == Category.GPU_MEMSET, activity_step)
     kind = trace.runtime["kind"].to_numpy()
-    launches = count(links.is_launch, launch_step)
-    graph_launches = count(links.is_launch & (kind == LaunchKind.GRAPH), launch_step)
-    out = []
-    for i in range(n):
-        has_gpu = tl.gpu_start_ns[i] >= 0
-        idle = tl.idle_ns_by_class[i]
-        out.append(
-            StepMetrics(
-                index=i,
-                name=steps.names[i],
-                number=steps.numbers[i],
-                cpu_start_ns=int(steps.start_ns[i]),
-                cpu_ns=int(steps.end_ns[i] - steps.start_ns[i]),
-                kernels=int(kernels[i]),
-                memcpys=int(memcpys[i]),
-                memsets=int(memsets[i]),
-                launches=int(launches[i]),
-                graph_launches=int(graph_launches[i]),
-                gpu_start_ns=int(tl.gpu_start_ns[i]) if has_gpu else None,
-                gpu_end_ns=int(tl.gpu_end_ns[i]) if has_gpu else None,
-                period_ns=int(tl.period_ns[i]),
-                gpu_busy_ns=int(tl.busy_ns[i]),
-                host_wait_ns=int(idle[GapClass.HOST_WAIT]),
-                sync_wait_ns=int(idle[GapClass.SYNC_WAIT]),
-                graph_internal_ns=int(idle[GapClass.GRAPH_INTERNAL]),
-                other_idle_ns=int(idle[GapClass.OTHER_IDLE]),
-                queued_ns=int(idle[GapClass.QUEUED]),
-            )
-        )
-    return tuple(out)
+    no_gpu = tl.gpu_start_ns < 0
+    idle = tl.idle_ns_by_class
+    return StepTable(
+        {
+            "index": np.arange(n, dtype=np.int64),
+            "name": object_column(steps.names, n),
+            "number": steps.numbers,
+            "cpu_start_ns": steps.start_ns,
+            "cpu_ns": steps.end_ns - steps.start_ns,
+            "kernels": count(cat == Category.KERNEL, activity_step),
+            "memcpys": count(cat == Category.GPU_MEMCPY, activity_step),
+            "memsets": count(cat == Category.GPU_MEMSET, activity_step),
+            "launches": count(links.is_launch, launch_step),
+            "graph_launches": count(links.is_launch & (kind == LaunchKind.GRAPH), launch_step),
+            "gpu_start_ns": np.where(no_gpu, 0, tl.gpu_start_ns),
+            "gpu_end_ns": np.where(no_gpu, 0, tl.gpu_end_ns),
+            "period_ns": tl.period_ns,
+            "gpu_busy_ns": tl.busy_ns,
+            **{f"{name}_ns": idle[:, cls] for cls, name in enumerate(GAP_CLASS_NAMES)},
+        },
+        missing={"number": steps.numbers < 0, "gpu_start_ns": no_gpu, "gpu_end_ns": no_gpu},
+    )
 
 
 def _activity_families(trace: Trace, links: Links) -> np.ndarray:
@@ -259,7 +272,7 @@ def _totals(
     trace: Trace,
     links: Links,
     timeline: StepTimeline,
-    rows: tuple[StepMetrics, ...],
+    rows: StepTable,
     activity_step: np.ndarray,
     triton_count: int,
 ) -> Totals:
@@ -275,7 +288,7 @@ def _totals(
     idle = union.idle_ns_by_class
     return Totals(
         steps=len(rows),
-        steps_with_gpu=sum(1 for s in rows if s.gpu_start_ns is not None),
+        steps_with_gpu=int(np.count_nonzero(rows.has_gpu())),
         activities=len(gpu),
         kernels=int(np.count_nonzero(cat == Category.KERNEL)),
         memcpys=int(np.count_nonzero(cat == Category.GPU_MEMCPY)),
@@ -297,33 +310,38 @@ def _totals(
         sync_wait_ns=idle[GapClass.SYNC_WAIT],
         graph_internal_ns=idle[GapClass.GRAPH_INTERNAL],
         other_idle_ns=idle[GapClass.OTHER_IDLE],
-        cpu_ns=sum(s.cpu_ns for s in rows),
+        cpu_ns=int(rows.column("cpu_ns").sum()),
         queued_ns=idle[GapClass.QUEUED],
         step_period_sum_ns=union.step_period_sum_ns,
     )
 
 
-def _per_step(rows: tuple[StepMetrics, ...]) -> PerStep:
-    with_gpu = [s for s in rows if s.gpu_start_ns is not None]
+def _per_step(rows: StepTable) -> PerStep:
+    """Medians over the steps with GPU work, one column at a time."""
+    has = rows.has_gpu()
 
-    def med(values: list[float]) -> float:
-        return float(np.median(values)) if values else 0.0
+    def med(values: np.ndarray) -> float:
+        return float(np.median(values)) if len(values) else 0.0
 
-    shares = [s.cpu_bound_share for s in with_gpu if s.cpu_bound_share is not None]
+    def col(name: str) -> float:
+        return med(rows.column(name)[has])
+
+    shares = rows.cpu_bound_share()[has]
+    shares = shares[~np.isnan(shares)]
     return PerStep(
-        kernels=med([s.kernels for s in with_gpu]),
-        launches=med([s.launches for s in with_gpu]),
-        graph_launches=med([s.graph_launches for s in with_gpu]),
-        activities=med([s.activities for s in with_gpu]),
-        period_ns=med([s.period_ns for s in with_gpu]),
-        gpu_busy_ns=med([s.gpu_busy_ns for s in with_gpu]),
-        host_wait_ns=med([s.host_wait_ns for s in with_gpu]),
-        sync_wait_ns=med([s.sync_wait_ns for s in with_gpu]),
-        graph_internal_ns=med([s.graph_internal_ns for s in with_gpu]),
-        other_idle_ns=med([s.other_idle_ns for s in with_gpu]),
-        cpu_ns=med([s.cpu_ns for s in with_gpu]),
-        cpu_bound_share=med(shares) if shares else None,
-        queued_ns=med([s.queued_ns for s in with_gpu]),
+        kernels=col("kernels"),
+        launches=col("launches"),
+        graph_launches=col("graph_launches"),
+        activities=med(rows.activities()[has]),
+        period_ns=col("period_ns"),
+        gpu_busy_ns=col("gpu_busy_ns"),
+        host_wait_ns=col("host_wait_ns"),
+        sync_wait_ns=col("sync_wait_ns"),
+        graph_internal_ns=col("graph_internal_ns"),
+        other_idle_ns=col("other_idle_ns"),
+        cpu_ns=col("cpu_ns"),
+        cpu_bound_share=med(shares) if len(shares) else None,
+        queued_ns=col("queued_ns"),
     )
 
 
@@ -331,7 +349,7 @@ def _health(
     screened: Screened,
     links: Links,
     steps: StepWindows,
-    rows: tuple[StepMetrics, ...],
+    rows: StepTable,
     activity_step: np.ndarray,
 ) -> tuple[HealthWarning, ...]:
     """Data-validity warnings (``validity.py``: excluded values, ordering contradictions), the
@@ -375,12 +393,13 @@ def _health(
         f"{empty_graphs} graph launch calls have no GPU activity: their replays were not "
         "traced (CUPTI started late?)",
     )
-    no_work = [s.name for s in rows if s.gpu_start_ns is None]
-    if no_work and len(gpu):
+    no_work = np.flatnonzero(~rows.has_gpu())
+    if len(no_work) and len(gpu):
+        first = rows.names()[no_work[:5]].tolist()
         warn(
             "steps_without_gpu_work",
             len(no_work),
-            f"{len(no_work)} steps have no GPU work: {', '.join(no_work[:5])}"
+            f"{len(no_work)} steps have no GPU work: {', '.join(first)}"
             + (" …" if len(no_work) > 5 else ""),
         )
     warn(
@@ -389,13 +408,9 @@ def _health(
         f"{steps.overlapping} ProfilerStep windows start before the previous one ends",
     )
     if len(gpu):
-        overlap_periods = sum(
-            1
-            for a, b in pairwise(rows)
-            if a.gpu_end_ns is not None
-            and b.gpu_start_ns is not None
-            and b.gpu_start_ns < a.gpu_end_ns
-        )
+        has = rows.has_gpu()
+        start, end = rows.column("gpu_start_ns"), rows.column("gpu_end_ns")
+        overlap_periods = int(np.count_nonzero(has[:-1] & has[1:] & (start[1:] < end[:-1])))
         warn(
             "overlapping_step_gpu_work",
             overlap_periods,

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from traceviz.analyze.columnar import RowTable
 from traceviz.analyze.intervals import group_union, union_length
 from traceviz.trace import Trace
 from traceviz.vocab import COLLECTIVE_KERNEL, Category
@@ -60,12 +61,22 @@ class CommStep:
         return self.overlap_ns / self.comm_ns if self.comm_ns else None
 
 
+class CommStepTable(RowTable[CommStep], row=CommStep):
+    """Every step's :class:`CommStep`, as columns (``table[i]`` builds step ``i``'s row)."""
+
+    def values(self, name: str) -> np.ndarray:
+        """int64 per step: field ``name``, or the ``exposed_comm_ns`` property."""
+        if name == "exposed_comm_ns":
+            return self.column("comm_ns") - self.column("overlap_ns")
+        return self.column(name)
+
+
 @dataclass(frozen=True)
 class CommSplit:
     """GPU busy split into compute and communication (definitions: module docstring)."""
 
     kernels: int  # communication kernels in the trace (attributed to a step or not)
-    steps: tuple[CommStep, ...]  # one per step of the analysis, same order
+    steps: CommStepTable  # one row per step of the analysis, same order
     # Overall: every activity attributed to a step, as one set.
     compute_busy_ns: int
     comm_ns: int
@@ -88,9 +99,10 @@ class CommSplit:
 
     def sums(self) -> CommStep:
         """Sums over the steps (``index`` -1)."""
-        return CommStep(-1, sum(s.compute_busy_ns for s in self.steps),
-                        sum(s.comm_ns for s in self.steps),
-                        sum(s.overlap_ns for s in self.steps))
+        def total(name: str) -> int:
+            return int(self.steps.column(name).sum())
+
+        return CommStep(-1, total("compute_busy_ns"), total("comm_ns"), total("overlap_ns"))
 
 
 def comm_rows(trace: Trace) -> np.ndarray:
@@ -146,8 +158,9 @@ def comm_split(trace: Trace, activity_step: np.ndarray, n_steps: int) -> CommSpl
     comp_k = comp & (gpu["cat"].to_numpy() == Category.KERNEL)
     return CommSplit(
         kernels=int(np.count_nonzero(is_comm)),
-        steps=tuple(CommStep(i, int(compute[i]), int(comm[i]), int(overlap[i]))
-                    for i in range(n_steps)),
+        steps=CommStepTable({"index": np.arange(n_steps, dtype=np.int64),
+                             "compute_busy_ns": compute, "comm_ns": comm,
+                             "overlap_ns": overlap}),
         compute_busy_ns=union_length(ts[comp], end[comp]),
         comm_ns=union_length(ts[comm_any], end[comm_any]),
         overlap_ns=_overlap(ts[comp], end[comp], ts[comm_any], end[comm_any]),

@@ -252,16 +252,16 @@ def rules_note(inp: ModeInput, ev: SpeedEvidence) -> str:
 
 
 def _has_gpu_steps(analysis: Analysis | None) -> bool:
-    return analysis is not None and any(s.period_ns > 0 for s in analysis.steps)
+    return analysis is not None and bool((analysis.steps.column("period_ns") > 0).any())
 
 
 def _median_copies(analysis: Analysis) -> tuple[float, float]:
     """Median cudagraph input copies per step and their median GPU time per step (ns)."""
     steps = analysis.compile.steps
-    if not steps:
+    if not len(steps):
         return 0.0, 0.0
-    return (float(statistics.median(s.input_copies for s in steps)),
-            float(statistics.median(s.input_copy_ns for s in steps)))
+    return (float(statistics.median(steps.column("input_copies").tolist())),
+            float(statistics.median(steps.column("input_copy_ns").tolist())))
 
 
 def mode_context(row: ComparisonRow, analysis: Analysis | None) -> tuple[str, ...]:
@@ -291,12 +291,12 @@ def verdict_inputs(inp: ModeInput, row: ComparisonRow) -> VerdictInputs:
     ps = a.per_step
     copies, copy_ns = _median_copies(a)
     top = max(a.kernel_families, key=lambda f: f.total_ns, default=None)
-    with_gpu = [s.index for s in a.steps if s.period_ns > 0]
-    busy = np.array([a.compute_busy_ns(i) for i in with_gpu], dtype=np.float64)
+    with_gpu = a.steps.column("period_ns") > 0
+    busy = a.compute_busy()[with_gpu].astype(np.float64)
     p10, p90 = np.percentile(busy, [10, 90]) if busy.size else (0.0, 0.0)
     exposed = (None if a.comm is None else
-               float(np.median([a.comm.steps[i].exposed_comm_ns for i in with_gpu]))
-               if with_gpu else 0.0)
+               float(np.median(a.comm.steps.values("exposed_comm_ns")[with_gpu]))
+               if with_gpu.any() else 0.0)
     return VerdictInputs(
         mode=inp.mode,
         kernels=ps.kernels,
@@ -481,5 +481,5 @@ def _host_wait_shift(inp: ModeInput, base_inp: ModeInput) -> HostWaitShift | Non
     a, b = _sources_of(inp), _sources_of(base_inp)
     if a is None or b is None or a.host_wait_sources is None or b.host_wait_sources is None:
         return None
-    return host_wait_shift(inp.mode, a.host_wait_sources, [s.period_ns for s in a.steps],
-                           base_inp.mode, b.host_wait_sources, [s.period_ns for s in b.steps])
+    return host_wait_shift(inp.mode, a.host_wait_sources, a.steps.column("period_ns"),
+                           base_inp.mode, b.host_wait_sources, b.steps.column("period_ns"))

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from traceviz.analyze.columnar import object_column
 from traceviz.analyze.links import Links
-from traceviz.analyze.model import CompileStep, CompileStructure
+from traceviz.analyze.model import CompileStepTable, CompileStructure
 from traceviz.analyze.steps import StepWindows
 from traceviz.trace import Trace
 from traceviz.vocab import (
@@ -44,8 +45,9 @@ def compile_structure(
 
     region_codes = _codes(names, lambda s: COMPILED_REGION.match(s) is not None)
     region_rows = np.flatnonzero(np.isin(codes, region_codes))
-    frames: list[set[str]] = [set() for _ in range(n)]
-    cids: list[set[str]] = [set() for _ in range(n)]
+    # Only the steps with compiled regions get a set (a dict, not one set per step).
+    frames: dict[int, set[str]] = {}
+    cids: dict[int, set[str]] = {}
     regions = np.zeros(n, np.int64)
     recompiled: set[str] = set()
     for r in region_rows:
@@ -54,11 +56,11 @@ def compile_structure(
         frame, cid = m.group(1), m.group(2)
         if int(cid) >= 1:
             recompiled.add(f"{frame}/{cid}")
-        s = cpu_step[r]
+        s = int(cpu_step[r])
         if s >= 0:
             regions[s] += 1
-            frames[s].add(frame)
-            cids[s].add(f"{frame}/{cid}")
+            frames.setdefault(s, set()).add(frame)
+            cids.setdefault(s, set()).add(f"{frame}/{cid}")
 
     def per_step_count(code_set: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         rows = np.flatnonzero(np.isin(codes, code_set) & (cpu_step >= 0))
@@ -73,25 +75,23 @@ def compile_structure(
     copies, copy_ns = _input_copies(trace, links, fx_codes, launch_step, n)
 
     compiled = bool(len(region_rows)) or bool(np.isin(codes, fx_codes).any())
-    step_rows = tuple(
-        CompileStep(
-            step=steps.names[i],
-            regions=int(regions[i]),
-            frames=tuple(sorted(frames[i])),
-            compile_ids=tuple(sorted(cids[i])),
-            graph_breaks=max(0, len(frames[i]) - 1),
-            cache_lookup_ns=int(lookup[i]),
-            compiled_graph_calls=int(fx_calls[i]),
-            input_copies=int(copies[i]),
-            input_copy_ns=int(copy_ns[i]),
-            in_window_compiles=int(in_window[i]),
-        )
-        for i in range(n)
-    )
+    frame_col, n_frames = _interned(frames, n)
+    step_rows = CompileStepTable({
+        "step": object_column(steps.names, n),
+        "regions": regions,
+        "frames": frame_col,
+        "compile_ids": _interned(cids, n)[0],
+        "graph_breaks": np.maximum(n_frames - 1, 0),
+        "cache_lookup_ns": lookup,
+        "compiled_graph_calls": fx_calls,
+        "input_copies": copies,
+        "in_window_compiles": in_window,
+        "input_copy_ns": copy_ns,
+    })
     notes = []
     if compiled and triton_kernels == 0 and len(trace.gpu):
         notes.append("compiled regions ran but no Triton kernel was seen on the GPU")
-    if any(s.in_window_compiles for s in step_rows):
+    if in_window.any():
         notes.append(
             "compilation happened inside the profiled window: those steps include compile time"
         )
@@ -102,6 +102,20 @@ def compile_structure(
         triton_kernels=triton_kernels,
         notes=tuple(notes),
     )
+
+
+def _interned(sets: dict[int, set[str]], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per step: its set as a sorted tuple (equal sets share one tuple; ``()`` for steps
+    without one), and the set's size (int64)."""
+    out = np.empty(n, dtype=object)
+    out.fill(())
+    sizes = np.zeros(n, np.int64)
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for i, items in sets.items():
+        t = tuple(sorted(items))
+        out[i] = shared.setdefault(t, t)
+        sizes[i] = len(t)
+    return out, sizes
 
 
 def _input_copies(

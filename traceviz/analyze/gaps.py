@@ -11,13 +11,15 @@ the part after the ending activity's launch call returned is split off as ``queu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from traceviz.analyze.columnar import object_column
 from traceviz.analyze.intervals import group_union
 from traceviz.analyze.links import Links
-from traceviz.analyze.model import GapStats, GapTable
+from traceviz.analyze.model import GapStatsTable, GapTable
 from traceviz.analyze.queued import split_queued
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
@@ -187,40 +189,61 @@ def _stable_argsort(keys: np.ndarray) -> np.ndarray:
     return np.argsort(keys, kind="stable")
 
 
-def gap_stats(gaps: GapTable, step_names: tuple[str, ...]) -> tuple[GapStats, ...]:
+def _repeated(value: str, n: int) -> np.ndarray:
+    """An object array of ``n`` references to ``value`` (``np.full`` would copy the string
+    into every element)."""
+    out = np.empty(n, dtype=object)
+    out.fill(value)
+    return out
+
+
+def gap_stats(gaps: GapTable, step_names: tuple[str, ...]) -> GapStatsTable:
     """Count, p50, p90, max and sum of gap lengths per class: per step, per stream, overall."""
     dur = gaps.end_ns - gaps.start_ns
     by_dur = np.argsort(dur, kind="stable")  # sorted by (group, dur) below, one group sort each
-    out: list[GapStats] = []
-    streams = np.unique(gaps.stream)
-    scopes = (
-        ("step", gaps.step.astype(np.int64), [step_names[i] for i in range(len(step_names))]),
-        ("stream", np.searchsorted(streams, gaps.stream), [f"stream {s}" for s in streams]),
-        ("all", np.zeros(len(dur), np.int64), ["all"]),
-    )
     n_cls = len(GAP_CLASS_NAMES)
-    for scope, key, labels in scopes:
-        group = key * n_cls + gaps.cls
+    class_names = object_column(GAP_CLASS_NAMES, n_cls)
+    streams = np.unique(gaps.stream)
+    scopes: tuple[tuple[str, Callable[[], np.ndarray], Callable[[], np.ndarray]], ...] = (
+        ("step", lambda: gaps.step.astype(np.int64),
+         lambda: object_column(step_names, len(step_names))),
+        ("stream", lambda: np.searchsorted(streams, gaps.stream),
+         lambda: object_column([f"stream {s}" for s in streams], len(streams))),
+        ("all", lambda: np.zeros(len(dur), np.int64), lambda: object_column(["all"], 1)),
+    )
+    parts: list[dict[str, np.ndarray]] = []
+    for scope, scope_key, scope_labels in scopes:  # one scope's arrays alive at a time
+        group = scope_key() * n_cls + gaps.cls
         order = by_dur[_stable_argsort(group[by_dur])]
         g_sorted, d_sorted = group[order], dur[order]
-        uniq, starts, counts = np.unique(g_sorted, return_index=True, return_counts=True)
-        if len(uniq) == 0:
+        del group, order
+        starts = _run_starts(g_sorted)
+        if len(starts) == 0:
             continue
-        p50 = nearest_rank(d_sorted, starts, counts, 0.5)
-        p90 = nearest_rank(d_sorted, starts, counts, 0.9)
-        mx = d_sorted[starts + counts - 1]
-        sums = np.add.reduceat(d_sorted, starts)
-        for j, g in enumerate(uniq):
-            out.append(
-                GapStats(
-                    scope=scope,
-                    key=labels[int(g) // n_cls],
-                    gap_class=GAP_CLASS_NAMES[int(g) % n_cls],
-                    count=int(counts[j]),
-                    p50_ns=int(p50[j]),
-                    p90_ns=int(p90[j]),
-                    max_ns=int(mx[j]),
-                    sum_ns=int(sums[j]),
-                )
-            )
-    return tuple(out)
+        uniq = g_sorted[starts]
+        counts = np.diff(np.append(starts, len(g_sorted)))
+        labels = scope_labels()
+        parts.append({
+            "scope": _repeated(scope, len(uniq)),
+            "key": labels[uniq // n_cls],
+            "gap_class": class_names[uniq % n_cls],
+            "count": counts,
+            "p50_ns": nearest_rank(d_sorted, starts, counts, 0.5),
+            "p90_ns": nearest_rank(d_sorted, starts, counts, 0.9),
+            "max_ns": d_sorted[starts + counts - 1],
+            "sum_ns": np.add.reduceat(d_sorted, starts),
+        })
+    names = [f.name for f in GapStatsTable.specs]
+    if not parts:
+        return GapStatsTable({k: np.zeros(0, object if k in ("scope", "key", "gap_class")
+                                          else np.int64) for k in names})
+    # column by column, each part's copy freed once joined
+    return GapStatsTable({k: np.concatenate([p.pop(k) for p in parts]) for k in names})
+
+
+def _run_starts(sorted_keys: np.ndarray) -> np.ndarray:
+    """Positions where a run of equal keys starts in ``sorted_keys`` (``np.unique``'s
+    ``return_index`` on sorted input, without its sort)."""
+    if len(sorted_keys) == 0:
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1])))

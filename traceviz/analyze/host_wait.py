@@ -31,7 +31,9 @@ over blocks, nesting depth and call paths only.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import pairwise
 
 import numpy as np
@@ -628,13 +630,20 @@ def _on_chains(ptr: np.ndarray, chain: np.ndarray, paths: np.ndarray
 MIN_BLOCK_EVENTS = 32_768
 #: ... and into at most this many blocks per analysis thread (load balance across threads).
 BLOCKS_PER_THREAD = 4
+#: Whatever the thread count, a block holds at most about this many events: a block's working
+#: arrays are several times its events, so this bounds the attribution's peak memory (on the
+#: 10⁶-step benchmark trace, one block of its 2·10⁶ events took 335 MiB beyond what stayed).
+MAX_BLOCK_EVENTS = 1 << 18
 
 
 def _block_count(events: int, threads: int) -> int:
-    """Blocks to cut a thread's ``events`` into: one on a single analysis thread."""
+    """Blocks to cut a thread's ``events`` into: enough for blocks of at most
+    :data:`MAX_BLOCK_EVENTS`, and on several analysis threads, for load balance, up to
+    :data:`BLOCKS_PER_THREAD` per thread (of at least :data:`MIN_BLOCK_EVENTS`)."""
+    by_size = -(-events // MAX_BLOCK_EVENTS)
     if threads <= 1:
-        return 1
-    return max(1, min(events // MIN_BLOCK_EVENTS, BLOCKS_PER_THREAD * threads))
+        return max(1, by_size)
+    return max(1, by_size, min(events // MIN_BLOCK_EVENTS, BLOCKS_PER_THREAD * threads))
 
 
 @dataclass(frozen=True)
@@ -861,16 +870,22 @@ class HostWaitPlan:
         return self.work.attribute(self.blocks[i])
 
     def merge(self, done: list[_BlockSums]) -> HostWaitSources:
-        return _merge(done, self.work.gap_step, self.step_names, self.step_total,
-                      self.has_stacks)
+        return self.merger()(done)
+
+    def merger(self) -> Callable[[list[_BlockSums]], HostWaitSources]:
+        """:meth:`merge` without the plan: holding it does not keep the events and the
+        blocks alive (the caller frees them before the merge)."""
+        return partial(_merge, g_step=self.work.gap_step, step_names=self.step_names,
+                       step_total=self.step_total, has_stacks=self.has_stacks)
 
 
 def plan_host_wait(trace: Trace, links: Links, gaps: GapTable, step_names: tuple[str, ...],
                    threads: int = 1) -> HostWaitPlan:
     """Plan the attribution of every ``host_wait`` / ``sync_wait`` gap to the CPU events open
     on the thread of the launch call that ends it (definitions in the module docstring):
-    gather each CPU thread's events (on ``threads`` threads) and cut them into blocks, one per
-    CPU thread for one worker, else about :data:`BLOCKS_PER_THREAD` per worker. The result,
+    gather each CPU thread's events (on ``threads`` threads) and cut them into blocks
+    (:func:`_block_count`: at most about :data:`MAX_BLOCK_EVENTS` events each, and about
+    :data:`BLOCKS_PER_THREAD` per worker on several). The result,
     ``plan.merge([plan.attribute(i) for i in range(len(plan.blocks))])``, does not depend on
     ``threads`` nor on where the blocks ran."""
     rt = trace.runtime
@@ -950,6 +965,7 @@ def _merge(done: list[_BlockSums], g_step: np.ndarray, step_names: tuple[str, ..
     # its chain.
     s_keys, s_ns = _group_sum(sp_step * n_src + path_source[sp_path], sp_ns)
     i_keys, i_ns = _group_sum(sp_step[rep] * n_src + on_chain, sp_ns[rep])
+    del sp_key, sp_ns, sp_step, sp_path, rep, on_chain  # one row per (step, path): the peak
     all_keys = np.union1d(s_keys, i_keys)
 
     def gap_counts(own: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
@@ -1152,7 +1168,7 @@ def _ms(ns: float) -> str:
     return f"{v:.2g}" if 0 < abs(v) < 0.1 else f"{v:.2f}"
 
 
-def _gpu_steps(step_period_ns: list[int]) -> np.ndarray:
+def _gpu_steps(step_period_ns: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.asarray(step_period_ns, np.int64) > 0)
 
 
@@ -1165,9 +1181,9 @@ def _baseline_value(base: dict[str, float], source: str) -> float:
     return base.get(source.rsplit(IN_REGION, 1)[-1], 0.0)
 
 
-def host_wait_shift(mode: str, sources: HostWaitSources, step_period_ns: list[int],
+def host_wait_shift(mode: str, sources: HostWaitSources, step_period_ns: np.ndarray,
                     baseline: str, base_sources: HostWaitSources,
-                    base_step_period_ns: list[int]) -> HostWaitShift:
+                    base_step_period_ns: np.ndarray) -> HostWaitShift:
     """Compare a mode's host-wait sources with the baseline's (``step_period_ns``: the period
     of every step, to pick the steps with GPU work over which means are taken)."""
     m_steps, b_steps = _gpu_steps(step_period_ns), _gpu_steps(base_step_period_ns)

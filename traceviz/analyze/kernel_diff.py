@@ -74,7 +74,7 @@ class KernelProfile:
 
 def kernel_profile(trace: Trace, analysis: Analysis) -> KernelProfile:
     """The kernel groups of ``trace`` over the steps with GPU work (module doc)."""
-    with_gpu = np.array([s.period_ns > 0 for s in analysis.steps] + [False], dtype=bool)
+    with_gpu = np.append(analysis.steps.column("period_ns") > 0, False)
     step = analysis.activity_step
     keep = with_gpu[np.where(step >= 0, step, len(with_gpu) - 1)]
     gpu = trace.gpu

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from traceviz.analyze.columnar import RowTable
 from traceviz.vocab import GAP_CLASS_NAMES
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ class StepMetrics:
 
     index: int  # position in the trace, 0-based
     name: str  # "ProfilerStep#N" or "trace"
-    number: int | None  # N
+    number: int | None  # N (None: no marker, or N beyond int64)
     cpu_start_ns: int
     cpu_ns: int  # ProfilerStep duration on the CPU
     kernels: int
@@ -62,6 +63,34 @@ class StepMetrics:
     def cpu_bound_share(self) -> float | None:
         """``(host_wait + sync_wait) / period``; ``None`` for a step with no GPU activity."""
         return cpu_bound_share(self.host_wait_ns, self.sync_wait_ns, self.period_ns)
+
+
+class StepTable(RowTable[StepMetrics], row=StepMetrics):
+    """Every step, in trace order, as columns (one per :class:`StepMetrics` field; ``number``,
+    ``gpu_start_ns`` and ``gpu_end_ns`` have missing masks). ``table[i]`` is the
+    :class:`StepMetrics` of step ``i``; the methods below are its properties as columns."""
+
+    def has_gpu(self) -> np.ndarray:
+        """Bool per step: it has GPU work (``gpu_start_ns`` is not ``None``)."""
+        return ~self.missing("gpu_start_ns")
+
+    def activities(self) -> np.ndarray:
+        """int64 per step: kernels + memcpys + memsets."""
+        return self.column("kernels") + self.column("memcpys") + self.column("memsets")
+
+    def cpu_bound_share(self) -> np.ndarray:
+        """float64 per step: ``(host_wait + sync_wait) / period``; NaN where the period is 0
+        (the division of :func:`cpu_bound_share`, to the last bit)."""
+        period = self.column("period_ns")
+        wait = self.column("host_wait_ns") + self.column("sync_wait_ns")
+        out = np.full(len(self), np.nan)
+        pos = period > 0
+        out[pos] = wait[pos] / period[pos]
+        return out
+
+    def names(self) -> np.ndarray:
+        """object per step: its name."""
+        return self.column("name")
 
 
 @dataclass(frozen=True)
@@ -101,6 +130,11 @@ class GapStats:
     p90_ns: int
     max_ns: int
     sum_ns: int
+
+
+class GapStatsTable(RowTable[GapStats], row=GapStats):
+    """Gap statistics as columns, one row per (scope, key, class) with gaps: scope "step" in
+    step order, then "stream", then "all"; ``table[i]`` is a :class:`GapStats`."""
 
 
 @dataclass(frozen=True)
@@ -181,12 +215,17 @@ class CompileStep:
     input_copy_ns: int = 0  # summed GPU duration of this step's input copies
 
 
+class CompileStepTable(RowTable[CompileStep], row=CompileStep):
+    """Per-step torch.compile structure as columns, one row per step in step order;
+    ``table[i]`` is a :class:`CompileStep` (steps with equal frame sets share one tuple)."""
+
+
 @dataclass(frozen=True)
 class CompileStructure:
     """torch.compile facts derived from the trace alone."""
 
     compiled: bool  # any compiled region or CompiledFxGraph call seen
-    steps: tuple[CompileStep, ...]
+    steps: CompileStepTable
     recompiled_regions: tuple[str, ...]  # "F/C" with C >= 1
     triton_kernels: int  # GPU activities whose family is triton
     notes: tuple[str, ...] = ()
@@ -286,9 +325,9 @@ class PerStep:
 class Analysis:
     """Everything traceviz computes from one trace."""
 
-    steps: tuple[StepMetrics, ...]
+    steps: StepTable
     gaps: GapTable
-    gap_stats: tuple[GapStats, ...]
+    gap_stats: GapStatsTable
     graph_replays: tuple[GraphReplay, ...]
     kernel_families: tuple[KernelFamilyRow, ...]
     top_kernels: tuple[KernelRow, ...]
@@ -309,24 +348,33 @@ class Analysis:
     def compute_busy_ns(self, index: int) -> int:
         """Step ``index``'s compute busy time: its GPU busy time less exposed communication
         (equal to GPU busy in a trace without communication kernels)."""
-        s = self.steps[index]
-        return s.gpu_busy_ns if self.comm is None else self.comm.steps[index].compute_busy_ns
+        return int(self.compute_busy()[index])
+
+    def compute_busy(self) -> np.ndarray:
+        """int64 per step: :meth:`compute_busy_ns` of every step, as a column."""
+        return (self.steps.column("gpu_busy_ns") if self.comm is None
+                else self.comm.steps.column("compute_busy_ns"))
 
     def representative_step(self) -> StepMetrics | None:
-        """The step with GPU work whose period is the median (lower median for even counts)."""
-        with_gpu = sorted((s for s in self.steps if s.period_ns > 0), key=lambda s: s.period_ns)
-        if not with_gpu:
+        """The step with GPU work whose period is the median (lower median for even counts;
+        among equal periods, the earlier step)."""
+        period = self.steps.column("period_ns")
+        with_gpu = np.flatnonzero(period > 0)
+        if not len(with_gpu):
             return None
-        return with_gpu[(len(with_gpu) - 1) // 2]
+        by_period = with_gpu[np.argsort(period[with_gpu], kind="stable")]
+        return self.steps[int(by_period[(len(by_period) - 1) // 2])]
 
 
 __all__ = [
     "GAP_CLASS_NAMES",
     "Analysis",
     "CompileStep",
+    "CompileStepTable",
     "CompileStructure",
     "EventRef",
     "GapStats",
+    "GapStatsTable",
     "GapTable",
     "GraphReplay",
     "HealthWarning",
@@ -334,6 +382,7 @@ __all__ = [
     "KernelRow",
     "PerStep",
     "StepMetrics",
+    "StepTable",
     "Totals",
     "TritonKernelRow",
 ]

@@ -14,13 +14,15 @@ import numpy as np
 from traceviz.trace import Trace
 from traceviz.vocab import STEP_MARKER, WHOLE_TRACE_STEP, Category
 
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
 
 @dataclass(frozen=True)
 class StepWindows:
     """CPU windows of the steps, in time order."""
 
     names: tuple[str, ...]
-    numbers: tuple[int | None, ...]
+    numbers: np.ndarray  # int64 N of "ProfilerStep#N"; -1: none (no marker, or N beyond int64)
     start_ns: np.ndarray
     end_ns: np.ndarray
     synthetic: bool  # True: no markers, one step spanning every event
@@ -39,6 +41,18 @@ class StepWindows:
         return np.where(inside, idx, -1).astype(np.int32)
 
 
+def step_numbers(names: tuple[str, ...]) -> np.ndarray:
+    """int64 per name: N of ``ProfilerStep#N``; -1 where the name is no marker or N does not
+    fit int64 (a step all the same, without a number)."""
+    out = np.full(len(names), -1, np.int64)
+    for i, name in enumerate(names):
+        m = STEP_MARKER.match(name)
+        digits = m.group(1).lstrip("0") or "0" if m is not None else ""
+        if digits and len(digits) <= 19 and int(digits) <= _INT64_MAX:
+            out[i] = int(digits)
+    return out
+
+
 def find_steps(trace: Trace) -> StepWindows:
     """``ProfilerStep#N`` user annotations (duplicates removed), or one synthetic step."""
     cpu = trace.cpu
@@ -53,10 +67,11 @@ def find_steps(trace: Trace) -> StepWindows:
         starts = [t["ts_ns"].min() for t in (trace.gpu, trace.runtime, ops) if len(t)]
         ends = [t["end_ns"].max() for t in (trace.gpu, trace.runtime, ops) if len(t)]
         if not starts:
-            return StepWindows((), (), np.zeros(0, np.int64), np.zeros(0, np.int64), True, 0)
+            z = np.zeros(0, np.int64)
+            return StepWindows((), z, z, z, True, 0)
         return StepWindows(
             (WHOLE_TRACE_STEP,),
-            (None,),
+            np.full(1, -1, np.int64),
             np.array([min(starts)], np.int64),
             np.array([max(ends)], np.int64),
             True,
@@ -64,7 +79,7 @@ def find_steps(trace: Trace) -> StepWindows:
         )
     rows = rows.sort_values(["ts_ns", "end_ns"], kind="stable")
     names = tuple(str(n) for n in rows["name"])
-    numbers = tuple(int(m.group(1)) if (m := STEP_MARKER.match(n)) else None for n in names)
+    numbers = step_numbers(names)
     start = rows["ts_ns"].to_numpy(np.int64)
     end = rows["end_ns"].to_numpy(np.int64)
     overlapping = int(np.count_nonzero(start[1:] < end[:-1]))

@@ -34,6 +34,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+import numpy as np
+
 from traceviz.analyze.model import Analysis
 
 #: Profiled waterfall components, in display order, with their labels.
@@ -124,11 +126,12 @@ def has_comm(*analyses: Analysis) -> bool:
 
 def _busy_split_means(analysis: Analysis) -> dict[str, Fraction]:
     """Exact per-step means of compute busy and exposed communication (steps with GPU work)."""
-    rows = [s.index for s in analysis.steps if s.period_ns > 0]
-    compute = sum(analysis.compute_busy_ns(i) for i in rows)
-    busy = sum(analysis.steps[i].gpu_busy_ns for i in rows)
-    return {"compute_busy_ns": Fraction(compute, len(rows)),
-            "exposed_comm_ns": Fraction(busy - compute, len(rows))}
+    with_gpu = analysis.steps.column("period_ns") > 0
+    n = int(np.count_nonzero(with_gpu))
+    compute = int(analysis.compute_busy()[with_gpu].sum())
+    busy = int(analysis.steps.column("gpu_busy_ns")[with_gpu].sum())
+    return {"compute_busy_ns": Fraction(compute, n),
+            "exposed_comm_ns": Fraction(busy - compute, n)}
 
 
 def _with_split(deltas: dict[str, Fraction], a: Analysis, b: Analysis) -> dict[str, Fraction]:
@@ -146,10 +149,15 @@ def _with_split(deltas: dict[str, Fraction], a: Analysis, b: Analysis) -> dict[s
 
 def _component_means(analysis: Analysis) -> tuple[dict[str, Fraction], Fraction]:
     """Exact per-step means of the six components and of the period (steps with GPU work)."""
-    steps = [s for s in analysis.steps if s.period_ns > 0]
-    n = len(steps)
-    means = {name: Fraction(sum(getattr(s, name) for s in steps), n) for name, _ in COMPONENTS}
-    return means, Fraction(sum(s.period_ns for s in steps), n)
+    steps = analysis.steps
+    with_gpu = steps.column("period_ns") > 0
+    n = int(np.count_nonzero(with_gpu))
+
+    def total(name: str) -> int:
+        return int(steps.column(name)[with_gpu].sum())
+
+    means = {name: Fraction(total(name), n) for name, _ in COMPONENTS}
+    return means, Fraction(total("period_ns"), n)
 
 
 def build_waterfall(mode: str, analysis: Analysis, baseline: str, base: Analysis) -> Waterfall:

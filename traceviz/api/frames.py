@@ -25,10 +25,6 @@ _ACTIVITY_CATEGORY = {Category.KERNEL: "kernel", Category.GPU_MEMCPY: "memcpy",
                       Category.GPU_MEMSET: "memset"}
 
 
-def _nullable(values: list[int | None]) -> pd.Series:
-    return pd.Series(pd.array(values, dtype="Int64"))
-
-
 def comm_frame(a: Analysis) -> pd.DataFrame:
     """One row per step: GPU busy split into compute and communication
     (:mod:`traceviz.analyze.comm`); no rows when the trace has no communication kernel.
@@ -39,16 +35,27 @@ def comm_frame(a: Analysis) -> pd.DataFrame:
     ``overlap / comm``, NaN without communication).
     """
     c = a.comm
-    rows = c.steps if c is not None else ()
-    data: dict[str, object] = {
-        "step": np.array([r.index for r in rows], dtype=np.int64),
-        "name": pd.Series([a.steps[r.index].name for r in rows], dtype=object),
-        "gpu_busy_ns": np.array([a.steps[r.index].gpu_busy_ns for r in rows], dtype=np.int64),
+    if c is None:
+        empty = np.zeros(0, np.int64)
+        data: dict[str, object] = {"step": empty, "name": pd.Series([], dtype=object),
+                                   "gpu_busy_ns": empty}
+        data.update({col: empty for col in ("compute_busy_ns", "comm_ns", "overlap_ns",
+                                            "exposed_comm_ns")})
+        data["overlap_share"] = np.zeros(0, np.float64)
+        return pd.DataFrame(data)
+    index = c.steps.column("index")
+    data = {
+        "step": index.copy(),
+        "name": pd.Series(a.steps.names()[index], dtype=object),
+        "gpu_busy_ns": a.steps.column("gpu_busy_ns")[index].copy(),
     }
     for col in ("compute_busy_ns", "comm_ns", "overlap_ns", "exposed_comm_ns"):
-        data[col] = np.array([getattr(r, col) for r in rows], dtype=np.int64)
-    data["overlap_share"] = np.array(
-        [np.nan if r.overlap_share is None else r.overlap_share for r in rows], dtype=np.float64)
+        data[col] = np.array(c.steps.values(col), dtype=np.int64)
+    comm, overlap = c.steps.column("comm_ns"), c.steps.column("overlap_ns")
+    share = np.full(len(comm), np.nan)
+    has = comm > 0
+    share[has] = overlap[has] / comm[has]
+    data["overlap_share"] = share
     return pd.DataFrame(data)
 
 
@@ -64,22 +71,17 @@ def steps_frame(a: Analysis) -> pd.DataFrame:
     (float64, NaN without GPU work).
     """
     s = a.steps
-    ints = ("cpu_start_ns", "cpu_ns", "kernels", "memcpys", "memsets", "launches",
-            "graph_launches")
-    idle = ("period_ns", "gpu_busy_ns", "host_wait_ns", "sync_wait_ns", "graph_internal_ns",
-            "other_idle_ns", "queued_ns")
-    data: dict[str, object] = {
-        "step": np.array([r.index for r in s], dtype=np.int64),
-        "name": pd.Series([r.name for r in s], dtype=object),
-        "number": _nullable([r.number for r in s]),
-    }
-    data.update({c: np.array([getattr(r, c) for r in s], dtype=np.int64) for c in ints})
-    data["gpu_start_ns"] = _nullable([r.gpu_start_ns for r in s])
-    data["gpu_end_ns"] = _nullable([r.gpu_end_ns for r in s])
-    data.update({c: np.array([getattr(r, c) for r in s], dtype=np.int64) for c in idle})
-    share = [r.cpu_bound_share for r in s]
-    data["cpu_bound_share"] = np.array([np.nan if x is None else x for x in share],
-                                       dtype=np.float64)
+    data: dict[str, object] = {}
+    for spec in s.specs:  # the StepMetrics fields, in order, straight from the columns
+        name = "step" if spec.name == "index" else spec.name
+        col = s.column(spec.name)
+        if spec.optional:
+            data[name] = pd.arrays.IntegerArray(col.copy(), s.missing(spec.name).copy())
+        elif col.dtype == object:
+            data[name] = pd.Series(col, dtype=object, copy=True)
+        else:
+            data[name] = col.copy()
+    data["cpu_bound_share"] = s.cpu_bound_share()
     return pd.DataFrame(data)
 
 
@@ -94,7 +96,7 @@ def gaps_frame(trace: Trace, a: Analysis) -> pd.DataFrame:
     the activity that ends the gap) and ``activity_row`` (int64, its row in ``Trace.gpu``).
     """
     g = a.gaps
-    names = np.array([s.name for s in a.steps], dtype=object)
+    names = a.steps.names()
     act = g.activity.astype(np.int64)
     gpu = trace.gpu
     name_col = gpu["name"]

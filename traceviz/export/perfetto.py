@@ -165,9 +165,10 @@ def overlay_events(trace: Trace, a: Analysis, pid: int, counts: _Counts,
     for track in track_names:  # sorted by (device, stream)
         lanes.open(track)
 
-    with_gpu = sorted((s for s in a.steps if s.gpu_start_ns is not None),
-                      key=lambda s: s.gpu_start_ns or 0)
-    for s in with_gpu:
+    steps = a.steps
+    with_gpu = np.flatnonzero(steps.has_gpu())
+    by_start = with_gpu[np.argsort(steps.column("gpu_start_ns")[with_gpu], kind="stable")]
+    for s in steps.take(by_start):
         start = int(s.gpu_start_ns or 0)
         args = {
             "busy_pct": round(100 * s.gpu_busy_ns / s.period_ns, 3) if s.period_ns else None,
@@ -193,7 +194,7 @@ def overlay_events(trace: Trace, a: Analysis, pid: int, counts: _Counts,
 
     names = trace.gpu["name"]
     codes, categories = names.cat.codes.to_numpy(), names.cat.categories
-    step_names = [s.name for s in a.steps]
+    step_names = steps.names()
     for i in gap_order.tolist():
         start, end = int(g.start_ns[i]), int(g.end_ns[i])
         cls = GAP_CLASS_NAMES[int(g.cls[i])]

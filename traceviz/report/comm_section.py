@@ -40,9 +40,10 @@ def _row(c: CommStep | CommSplit) -> dict[str, Any]:
 def per_step_medians(a: Analysis) -> dict[str, float]:
     """Median of each of :data:`FIELDS` over the steps with GPU work (0 when none)."""
     assert a.comm is not None
-    rows = [a.comm.steps[s.index] for s in a.steps if s.period_ns > 0]
-    return {f: float(np.median([getattr(r, f) for r in rows])) if rows else 0.0
-            for f in FIELDS}
+    with_gpu = a.steps.column("period_ns") > 0
+    if not with_gpu.any():
+        return {f: 0.0 for f in FIELDS}
+    return {f: float(np.median(a.comm.steps.values(f)[with_gpu])) for f in FIELDS}
 
 
 def comm_json(a: Analysis, shown: Sequence[int]) -> dict[str, Any]:

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from traceviz.analyze.compare import Comparison
-from traceviz.analyze.model import Analysis, StepMetrics
+from traceviz.analyze.model import Analysis
 from traceviz.analyze.waterfall import UNPROFILED, Waterfall
+from traceviz.report.step_rows import DEFAULT_MAX_STEP_ROWS, shown_steps
 from traceviz.trace.tables import Trace
 from traceviz.vocab import GAP_CLASS_NAMES, Category, LaunchKind
 
@@ -25,6 +26,10 @@ if TYPE_CHECKING:
 
 #: Bars per timeline lane before adjacent ones are merged.
 MAX_BARS = 3000
+#: Steps the per-step figure draws at most (the first and last halves of this many when a
+#: trace has more; ``--max-step-rows`` below it draws fewer): its points are embedded in the
+#: HTML, so it stays this size whatever the step count and the cap.
+MAX_FIGURE_STEPS = DEFAULT_MAX_STEP_ROWS
 #: Colours: GPU busy and the five gap classes (colour-blind-safe Tableau 10 subset).
 COLORS = {
     "gpu_busy": "#4C78A8",
@@ -66,26 +71,34 @@ def _esc(names: list[str] | np.ndarray) -> list[str]:
     return [html.escape(str(n)) for n in names]
 
 
-def step_breakdown(analysis: Analysis, steps: Sequence[StepMetrics] | None = None) -> go.Figure:
+def step_breakdown(analysis: Analysis, rows: Sequence[int] | np.ndarray | None = None
+                   ) -> go.Figure:
     """Stacked bar per step: GPU busy (with communication kernels: compute busy and exposed
-    communication) and the five idle classes (µs), plus cpu_bound_share. ``steps``: the steps
-    drawn (``None``: all of the analysis's)."""
+    communication) and the five idle classes (µs), plus cpu_bound_share. ``rows``: the indices
+    of the steps drawn (``None``: all of them up to :data:`MAX_FIGURE_STEPS`, else the first
+    and last halves of that many); steps without a GPU period are left out."""
     import plotly.graph_objects as go
 
-    steps = [s for s in (analysis.steps if steps is None else steps) if s.period_ns > 0]
-    x = _esc([s.name for s in steps])
+    table = analysis.steps
+    if rows is None:
+        rows = shown_steps(len(table), MAX_FIGURE_STEPS)
+    sel = np.asarray(rows, np.int64)
+    sel = sel[table.column("period_ns")[sel] > 0]
+    steps = table.take(sel)
+    x = _esc(steps.names())
     fig = go.Figure()
     comm = analysis.comm
     busy = ("gpu_busy",) if comm is None else ("compute_busy", "exposed_comm")
+    comm_rows = None if comm is None else comm.steps.take(sel)
     for key in (*busy, *GAP_CLASS_NAMES):
-        y = ([getattr(comm.steps[s.index], f"{key}_ns") / 1000 for s in steps]
-             if comm is not None and key in busy else
-             [getattr(s, f"{key}_ns") / 1000 for s in steps])
+        col = (comm_rows.values(f"{key}_ns") if comm_rows is not None and key in busy
+               else steps.column(f"{key}_ns"))
+        y = (col / 1000).tolist()
         fig.add_trace(
             go.Bar(name=_LABELS[key], x=x, y=y, marker_color=COLORS[key],
                    hovertemplate="%{x}<br>" + _LABELS[key] + ": %{y:,.1f} µs<extra></extra>")
         )
-    share = [(s.cpu_bound_share or 0.0) * 100 for s in steps]
+    share = (steps.cpu_bound_share() * 100).tolist()
     fig.add_trace(
         go.Scatter(name="cpu_bound_share (right axis)", x=x, y=share, yaxis="y2",
                    mode="lines+markers", line={"color": "#222", "width": 1.5},

@@ -23,6 +23,8 @@ import json
 import math
 from typing import Any
 
+import numpy as np
+
 from traceviz._version import __version__
 from traceviz.analyze.model import Analysis, EventRef, HealthWarning, StepMetrics
 from traceviz.report.comm_section import comm_json
@@ -88,6 +90,14 @@ def step_to_dict(s: StepMetrics) -> dict[str, Any]:
     }
 
 
+def _listed(names_column: np.ndarray, names: set[str] | None) -> np.ndarray:
+    """Bool per row: its step name is one of ``names`` (``None``: every row)."""
+    if names is None:
+        return np.ones(len(names_column), bool)
+    return np.fromiter((n in names for n in names_column.tolist()), bool,
+                       count=len(names_column))
+
+
 def trace_info(trace: Trace) -> dict[str, Any]:
     m = trace.meta
     md = m.metadata
@@ -141,7 +151,10 @@ def analysis_document(trace: Trace, a: Analysis, max_step_rows: int | None = Non
     p = a.per_step
     shown = shown_steps(len(a.steps), max_step_rows)
     all_shown = len(shown) == len(a.steps)
-    names = None if all_shown else {a.steps[i].name for i in shown}
+    names = None if all_shown else set(a.steps.names()[shown].tolist())
+    gap_rows = a.gap_stats.take(_listed(a.gap_stats.column("key"), names)
+                                | (a.gap_stats.column("scope") != "step"))
+    compile_rows = a.compile.steps.take(_listed(a.compile.steps.column("step"), names))
     doc = {
         "schema": SCHEMA,
         "traceviz_version": __version__,
@@ -149,7 +162,7 @@ def analysis_document(trace: Trace, a: Analysis, max_step_rows: int | None = Non
         "steps_total": len(a.steps),
         "steps_shown": len(shown),
         "max_step_rows": resolve_cap(max_step_rows),
-        "steps": [step_to_dict(a.steps[i]) for i in shown],
+        "steps": [step_to_dict(s) for s in a.steps.take(shown)],
         "step_summary": step_summary(a.steps),
         "gap_stats": [
             {
@@ -162,8 +175,7 @@ def analysis_document(trace: Trace, a: Analysis, max_step_rows: int | None = Non
                 "max_us": us(g.max_ns),
                 "sum_us": us(g.sum_ns),
             }
-            for g in a.gap_stats
-            if names is None or g.scope != "step" or g.key in names
+            for g in gap_rows
         ],
         "graph_replays": [
             {
@@ -229,8 +241,7 @@ def analysis_document(trace: Trace, a: Analysis, max_step_rows: int | None = Non
                     "cudagraph_input_copy_us": us(c.input_copy_ns),
                     "in_window_compiles": c.in_window_compiles,
                 }
-                for c in a.compile.steps
-                if names is None or c.step in names
+                for c in compile_rows
             ],
         },
         "host_wait_sources": host_wait_json(a.host_wait_sources,

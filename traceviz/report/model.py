@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from traceviz.analyze.model import Analysis
 from traceviz.analyze.verdicts import Verdict
 from traceviz.report import figures
@@ -71,10 +73,14 @@ def mib(value: int | None) -> str:
 
 
 def table(id_: str, title: str, columns: list[tuple[str, bool]], rows: list[tuple[str, ...]],
-           note: str = "", clip: tuple[bool, ...] = (), max_rows: int = MAX_TABLE_ROWS) -> Table:
+           note: str = "", clip: tuple[bool, ...] = (), max_rows: int = MAX_TABLE_ROWS,
+           total_rows: int | None = None) -> Table:
+    """A table of the first ``max_rows`` of ``rows``; ``total_rows``: how many rows the whole
+    table has when ``rows`` holds only its first ones (``None``: ``len(rows)``)."""
     shown = rows[:max_rows]
-    if len(rows) > len(shown):
-        note = (note + " " if note else "") + f"Showing {len(shown)} of {len(rows):,} rows."
+    total = len(rows) if total_rows is None else total_rows
+    if total > len(shown):
+        note = (note + " " if note else "") + f"Showing {len(shown)} of {total:,} rows."
     return Table(id_, title, tuple(c for c, _ in columns), tuple(shown),
                  tuple(n for _, n in columns), note,
                  clip + (False,) * (len(columns) - len(clip)) if clip else ())
@@ -130,11 +136,11 @@ def _per_step_section(analysis: Analysis, max_step_rows: int | None = None) -> S
     the table lists the first and last halves of ``min(max_step_rows, MAX_TABLE_ROWS)`` steps,
     the figure those of ``max_step_rows``, and a table of statistics over all steps follows."""
     ps = analysis.per_step
-    total = len(analysis.steps)
+    steps = analysis.steps
+    total = len(steps)
     is_capped = capped(total, max_step_rows)
     cap = resolve_cap(max_step_rows)
-    listed = ([analysis.steps[i] for i in shown_steps(total, min(cap, MAX_TABLE_ROWS))]
-              if is_capped else analysis.steps)
+    listed = steps.take(shown_steps(total, min(cap, MAX_TABLE_ROWS))) if is_capped else steps
     cols = [("step", False), ("period µs", True), ("GPU busy µs", True), ("host wait µs", True),
             ("sync wait µs", True), ("queued µs", True), ("in-graph µs", True),
             ("other idle µs", True), ("kernels", True), ("launches", True), ("CPU µs", True),
@@ -143,8 +149,9 @@ def _per_step_section(analysis: Analysis, max_step_rows: int | None = None) -> S
         (s.name, us(s.period_ns), us(s.gpu_busy_ns), us(s.host_wait_ns), us(s.sync_wait_ns),
          us(s.queued_ns), us(s.graph_internal_ns), us(s.other_idle_ns), num(s.kernels),
          num(s.launches), us(s.cpu_ns), pct(s.cpu_bound_share))
-        for s in listed
+        for s in (listed if is_capped else listed[:MAX_TABLE_ROWS])
     ]
+    shown_rows = len(rows)
     rows.append(
         ("median (steps with GPU work)", us(ps.period_ns), us(ps.gpu_busy_ns),
          us(ps.host_wait_ns), us(ps.sync_wait_ns), us(ps.queued_ns), us(ps.graph_internal_ns),
@@ -153,16 +160,19 @@ def _per_step_section(analysis: Analysis, max_step_rows: int | None = None) -> S
     )
     items: list[Table | Figure] = []
     note = "Each step's period = GPU busy + the five idle classes."
+    limit = figures.MAX_FIGURE_STEPS
+    drawn = np.asarray(shown_steps(total, min(cap, limit)), np.int64)
+    figure_note = ""
+    if len(drawn) < total:
+        why = (f"--max-step-rows {cap}" if cap <= limit
+               else f"a figure draws at most {limit:,} steps")
+        figure_note = f"{len(drawn):,} of {total:,} steps: the first and last halves ({why})."
+    if (steps.column("period_ns")[drawn] > 0).any():
+        items.append(Figure("fig-steps", figures.step_breakdown(analysis, drawn), figure_note))
     if not is_capped:
-        if any(s.period_ns > 0 for s in analysis.steps):
-            items.append(Figure("fig-steps", figures.step_breakdown(analysis)))
-        items.append(table("tbl-steps", "Per step", cols, rows, note))
+        items.append(table("tbl-steps", "Per step", cols, rows, note,
+                           total_rows=total + 1 if total > shown_rows else None))
     else:
-        drawn = [analysis.steps[i] for i in shown_steps(total, cap)]
-        if any(s.period_ns > 0 for s in drawn):
-            items.append(Figure("fig-steps", figures.step_breakdown(analysis, drawn),
-                                f"{len(drawn):,} of {total:,} steps: the first and last "
-                                f"halves (--max-step-rows {cap})."))
         items.append(table("tbl-steps", "Per step", cols, rows,
                            note + " " + capped_note(len(listed), total, cap),
                            max_rows=len(rows)))
@@ -170,7 +180,7 @@ def _per_step_section(analysis: Analysis, max_step_rows: int | None = None) -> S
             "tbl-step-stats", f"Per-step statistics over all {total:,} steps",
             [("metric", False), ("count", True), ("min", True), ("p10", True),
              ("median", True), ("p90", True), ("max", True), ("mean", True)],
-            stats_rows(step_summary(analysis.steps)),
+            stats_rows(step_summary(steps)),
             "Times in µs; p10, median, p90: nearest rank (an actual step's value); "
             "cpu_bound_share over the steps with GPU work."))
     return Section(
@@ -251,7 +261,7 @@ def compile_parts(analysis: Analysis) -> tuple[str, Table | None]:
     rows = [
         (s.step, num(s.regions), str(len(s.frames)), num(s.graph_breaks), us(s.cache_lookup_ns),
          num(s.compiled_graph_calls), num(s.input_copies), num(s.in_window_compiles))
-        for s in c.steps
+        for s in c.steps[:MAX_TABLE_ROWS]
     ]
     intro = (f"{c.triton_kernels:,} Triton kernel activities. Recompiled regions: "
              f"{', '.join(c.recompiled_regions) or 'none'}. " + " ".join(c.notes))
@@ -259,7 +269,8 @@ def compile_parts(analysis: Analysis) -> tuple[str, Table | None]:
         "tbl-compile", "Per step",
         [("step", False), ("compiled regions", True), ("frames", True),
          ("graph breaks", True), ("cache lookup µs", True), ("CompiledFxGraph calls", True),
-         ("cudagraph input copies", True), ("compiles in window", True)], rows)
+         ("cudagraph input copies", True), ("compiles in window", True)], rows,
+        total_rows=len(c.steps))
 
 
 def _compile_section(analysis: Analysis) -> Section:
@@ -271,10 +282,11 @@ def _compile_section(analysis: Analysis) -> Section:
 
 def gap_table(analysis: Analysis) -> Table:
     """Idle-gap statistics per class over all steps."""
+    stats = analysis.gap_stats
     rows = [
         (g.gap_class, num(g.count), us(g.p50_ns, 2), us(g.p90_ns, 2), us(g.max_ns, 2),
          us(g.sum_ns))
-        for g in analysis.gap_stats if g.scope == "all"
+        for g in stats.take(stats.column("scope") == "all")
     ]
     return table("tbl-gaps", "Gap statistics (all steps)",
                  [("class", False), ("gaps", True), ("p50 µs", True), ("p90 µs", True),

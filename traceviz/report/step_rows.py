@@ -15,7 +15,6 @@ same steps. The API's DataFrames (``Analysis.steps``, ``.gaps``, …) stay compl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,12 +22,12 @@ import numpy as np
 from traceviz.report.units import pct
 
 if TYPE_CHECKING:
-    from traceviz.analyze.model import StepMetrics
+    from traceviz.analyze.model import StepTable
 
 #: Per-step rows a report lists by default; the rest are summarised by :func:`step_summary`.
 DEFAULT_MAX_STEP_ROWS = 1000
 
-#: (JSON key, StepMetrics attribute, scale): the per-step metrics :func:`step_summary` covers
+#: (JSON key, StepTable column, scale): the per-step metrics :func:`step_summary` covers
 #: (the numeric columns of the JSON ``steps`` rows, positions in time left out).
 SUMMARY_METRICS: tuple[tuple[str, str, float], ...] = (
     ("cpu_us", "cpu_ns", 1000.0),
@@ -93,18 +92,17 @@ def _stats(values: np.ndarray, scale: float, digits: int = 3) -> dict[str, Any]:
             "mean": round(float(v.sum(dtype=np.float64)) / n / scale, digits)}
 
 
-def step_summary(steps: Sequence[StepMetrics]) -> dict[str, Any]:
+def step_summary(steps: StepTable) -> dict[str, Any]:
     """Statistics over all ``steps`` of each per-step metric (:data:`SUMMARY_METRICS`, µs for
     times) and of ``cpu_bound_share`` (over the steps that have a GPU period): ``count``,
     ``min``, ``p10``, ``median``, ``p90`` (nearest rank: an actual step's value), ``max``,
-    ``mean`` (rounded to 3 decimals; ``None`` when no step has a value)."""
-    n = len(steps)
+    ``mean`` (rounded to 3 decimals; ``None`` when no step has a value). Computed on the
+    table's columns: one sorted copy of one column at a time."""
     out: dict[str, Any] = {}
-    for key, attr, scale in SUMMARY_METRICS:
-        values = np.fromiter((getattr(s, attr) for s in steps), np.int64, count=n)
-        out[key] = _stats(values, scale)
-    share = np.fromiter((s.cpu_bound_share for s in steps if s.period_ns > 0), np.float64)
-    out["cpu_bound_share"] = _stats(share, 1.0, 6)
+    for key, column, scale in SUMMARY_METRICS:
+        out[key] = _stats(steps.column(column), scale)
+    share = steps.cpu_bound_share()
+    out["cpu_bound_share"] = _stats(share[steps.column("period_ns") > 0], 1.0, 6)
     return out
 
 

@@ -56,7 +56,7 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None,
         (s.name, str(s.kernels), str(s.launches), str(s.graph_launches), _us(s.period_ns),
          _us(s.gpu_busy_ns), _us(s.host_wait_ns), _us(s.sync_wait_ns), _us(s.queued_ns),
          _us(s.graph_internal_ns), _us(s.other_idle_ns), pct(s.cpu_bound_share, 1))
-        for s in (a.steps[i] for i in shown_steps(len(a.steps), max_step_rows))
+        for s in a.steps.take(shown_steps(len(a.steps), max_step_rows))
     ]
     steps = fit_table(STEP_COLUMNS, rows, width, title="Per step (µs)", header_style="bold")
     t, p = a.totals, a.per_step

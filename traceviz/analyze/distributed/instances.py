@@ -43,6 +43,15 @@ def _name_from_kernel(kernel: str) -> str:
     return m.group(1).lower() if m else kernel
 
 
+def step_numbers(analysis: Analysis) -> np.ndarray:
+    """int64 per step: its number N, -1 for a step without one; ``[-1]`` for no steps (so
+    that indexing with clipped step indices always works)."""
+    steps = analysis.steps
+    if not len(steps):
+        return np.full(1, -1, np.int64)
+    return np.where(steps.missing("number"), -1, steps.column("number"))
+
+
 def rank_instances(trace: Trace, analysis: Analysis) -> tuple[pd.DataFrame, int]:
     """The rank's collective instances in numbered steps (columns :data:`INSTANCE_COLUMNS`,
     absolute own-clock ns, sorted by start), and the count of collective kernels left out
@@ -50,8 +59,7 @@ def rank_instances(trace: Trace, analysis: Analysis) -> tuple[pd.DataFrame, int]
     rows = collective_kernel_rows(trace)
     gpu = trace.gpu
     step_idx = analysis.activity_step[rows]
-    numbers = np.array([-1 if s.number is None else s.number for s in analysis.steps] or [-1],
-                       np.int64)
+    numbers = step_numbers(analysis)
     step = np.where(step_idx >= 0, numbers[np.maximum(step_idx, 0)], -1)
     outside = int(np.count_nonzero(step < 0))
     rows, step = rows[step >= 0], step[step >= 0]
@@ -103,14 +111,15 @@ def _cpu_collectives(trace: Trace, analysis: Analysis) -> tuple[pd.DataFrame, in
     rows = np.flatnonzero(lut[cpu["name"].cat.codes.to_numpy()]
                           & (cpu["cat"].to_numpy() == Category.USER_ANNOTATION)) \
         if len(cpu) else np.zeros(0, np.int64)
-    numbered = [s for s in analysis.steps if s.number is not None]
+    steps = analysis.steps
+    numbered = steps.take(~steps.missing("number"))
+    start = numbered.column("cpu_start_ns")
     windows = StepWindows(
-        tuple(s.name for s in numbered), tuple(s.number for s in numbered),
-        np.array([s.cpu_start_ns for s in numbered], np.int64),
-        np.array([s.cpu_start_ns + s.cpu_ns for s in numbered], np.int64), False, 0)
+        tuple(numbered.names().tolist()), numbered.column("number"), start,
+        start + numbered.column("cpu_ns"), False, 0)
     ts = cpu["ts_ns"].to_numpy()[rows]
     where = windows.locate(ts)
-    numbers = np.array([s.number for s in numbered] or [-1], np.int64)
+    numbers = numbered.column("number") if len(numbered) else np.full(1, -1, np.int64)
     step = np.where(where >= 0, numbers[np.maximum(where, 0)], -1)
     inside = step >= 0
     base = trace.meta.base_time_ns or 0

@@ -13,6 +13,7 @@ from collections import Counter
 
 import numpy as np
 
+from traceviz.analyze.distributed.instances import step_numbers
 from traceviz.analyze.distributed.matching import lower_median
 from traceviz.analyze.distributed.model import (
     CollectiveSummary,
@@ -46,7 +47,7 @@ def compute_intervals(trace: Trace, analysis: Analysis, coll_rows: np.ndarray
     """``(step number, ts_ns, end_ns)`` of the non-collective GPU activities attributed to a
     step (the trace's relative clock)."""
     gpu = trace.gpu
-    numbers = np.array([-1 if s.number is None else s.number for s in analysis.steps] or [-1])
+    numbers = step_numbers(analysis)
     keep = analysis.activity_step >= 0
     keep[coll_rows] = False
     rows = np.flatnonzero(keep)

@@ -48,5 +48,6 @@ def rank_facts(trace: Trace, analysis: Analysis) -> RankFacts | None:
     gpu = trace.gpu
     nccl = union_by_step(analysis.activity_step[rows].astype("int64"),
                          gpu["ts_ns"].to_numpy()[rows], gpu["end_ns"].to_numpy()[rows])
-    busy = sum(int(s.gpu_busy_ns) for s in analysis.steps if s.period_ns > 0)
+    steps = analysis.steps
+    busy = int(steps.column("gpu_busy_ns")[steps.column("period_ns") > 0].sum())
     return RankFacts(trace.meta.rank, world, sum(nccl.values()), busy)
