@@ -20,7 +20,8 @@ from traceviz.errors import UsageError
 NEVER = "inputs are never overwritten, with --force or without"
 
 #: Files of a run directory that a report reads (glob patterns relative to it).
-RUN_DIR_INPUTS = ("manifest.json", "*.pt.trace.json*", "logs/*")
+RUN_DIR_INPUTS = ("manifest.json", "*.pt.trace.json*", "logs/*", "old/manifest.json",
+                  "old/*.pt.trace.json*", "old/logs/*")
 
 
 class InputAsOutputError(UsageError):

@@ -21,6 +21,7 @@ from traceviz.lazy import pandas as pd
 if TYPE_CHECKING:
     from traceviz.analyze.compare import Comparison as ComparisonResult
     from traceviz.analyze.verdicts import Thresholds, Verdict
+    from traceviz.analyze.version_diff import VersionComparison
     from traceviz.api.analysis import Analysis
     from traceviz.report.compare_report import Inputs
     from traceviz.report.model import Report
@@ -85,6 +86,14 @@ class Comparison:
     @property
     def result(self) -> ComparisonResult:
         return self._result
+
+    @cached_property
+    def versions(self) -> VersionComparison | None:
+        """A ``profile NEW --against OLD`` run's old → new comparison, per mode (``None`` for
+        other inputs; :mod:`traceviz.analyze.version_diff`)."""
+        from traceviz.report.compare_report import versions_of
+
+        return versions_of(self._inputs, self._result.thresholds)
 
     @property
     def report(self) -> Report:
@@ -187,13 +196,13 @@ class Comparison:
         """The comparison report as ``html``, ``json``, ``md`` or ``text``."""
         from traceviz.report.compare_report import render
 
-        return render(self._result, self._report, fmt, plotlyjs)
+        return render(self._result, self._report, fmt, plotlyjs, self.versions)
 
     def text_renderable(self, width: int | None = None) -> Any:
         """A rich renderable of the comparison and verdicts that fits ``width`` columns."""
         from traceviz.report.compare_report import render_text
 
-        return render_text(self._result, width=width)
+        return render_text(self._result, width=width, versions=self.versions)
 
     def to_html(self, path: PathLike, *, plotlyjs: str = "inline", force: bool = True) -> Path:
         """Write the HTML comparison report to ``path`` (atomically); return the path."""

@@ -135,3 +135,26 @@ def profile_summary(modes: Mapping[str, Mapping[str, Any]], width: int | None) -
     lines = [Text.assemble((mode, "bold"), ": ", text)
              for mode, text in manifest_headlines(modes).items()]
     return Group(table, *lines)
+
+
+def against_summary(modes: Mapping[str, Mapping[str, Any]], width: int | None) -> Any:
+    """``profile --against``'s old → new table from the manifest's mode entries (verdicts at
+    the default ``min_speedup``; the report says the same with the run's thresholds)."""
+    from traceviz.analyze.verdicts import Thresholds
+    from traceviz.analyze.version_diff import version_speed
+
+    min_speedup = Thresholds().min_speedup
+    rows = []
+    for mode, e in modes.items():
+        against = e.get("against") or {}
+        s = version_speed(against, min_speedup) if against.get("status") == "ok" else None
+        if s is None:
+            rows.append((mode, str(against.get("status") or "-"), "-", "-", "-"))
+            continue
+        rows.append((mode, s.status, f"{s.old_ms:.4g} -> {s.new_ms:.4g}",
+                     f"{s.change * 100:+.1f}%",
+                     f"{s.speedup.value:.3f} ({s.speedup.low:.3f}-{s.speedup.high:.3f})"))
+    columns = (Column("mode", priority=KEEP), Column("old -> new", priority=KEEP),
+               Column("step ms", True, 5), Column("new vs old", True, 7),
+               Column("speed-up old/new (95% CI)", True, 9))
+    return fit_table(columns, rows, width, title="old -> new (paired in one process)")

@@ -72,10 +72,17 @@ def profile(
                      "did not finish, with its recorded settings (--force: even if the workload "
                      "file or the environment changed)."),
     ] = None,
+    against: Annotated[
+        Path | None,
+        typer.Option("--against", help="An older version of WORKLOAD (same inputs): each mode "
+                     "also runs it, in a run of its own (RUN/old), and times the two versions "
+                     "against each other in one process (ABBA pairs, CI); `traceviz report "
+                     "RUN` leads with the per-mode old → new verdict."),
+    ] = None,
     version: VersionOpt = False,
 ) -> None:
     """Profile WORKLOAD in eager / torch.compile / CUDA-graph / Triton modes and compare them."""
     from traceviz.cli.profile_run import run
 
     run(workload, modes, out, force, device, timeout, repeats, warmup, min_repeat_ms,
-        timing_budget_s, stack, strict, nproc, resume)
+        timing_budget_s, stack, strict, nproc, resume, against)

@@ -17,7 +17,7 @@ from rich.console import Console
 
 from traceviz.cli import display
 from traceviz.cli.profile_defaults import DEFAULT_TIMEOUT_S, DEFAULT_TIMING_BUDGET_S
-from traceviz.collect import analysis, manifest, run_control, runner
+from traceviz.collect import analysis, manifest, run_control, runner, versions
 from traceviz.collect.mode_names import ModeListError, parse_modes, skip_reason
 from traceviz.collect.timing import warm_min_s
 from traceviz.collect.tracing import ACTIVE_STEPS, ADJACENT_WINDOWS, WAIT_STEPS, WARMUP_STEPS
@@ -59,10 +59,19 @@ def _resume_plan(resume: Path, force: bool, given: dict[str, bool]) -> run_contr
         raise UsageError(str(exc)) from None
 
 
+def _against(call: Any, *args: Any) -> Any:
+    """``call(*args)`` with :class:`~traceviz.collect.versions.AgainstError` as a usage error."""
+    try:
+        return call(*args)
+    except versions.AgainstError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def run(
     workload: Path | None, modes: str, out: Path | None, force: bool, device: str,
     timeout: float, repeats: int | None, warmup: int | None, min_repeat_ms: float | None,
     timing_budget_s: float, stack: bool, strict: bool, nproc: int | None, resume: Path | None,
+    against: Path | None = None,
 ) -> None:
     """``traceviz profile``'s run, with the command's options (see
     :func:`traceviz.cli.profile_cmd.profile`)."""
@@ -84,12 +93,16 @@ def run(
             "--min-repeat-ms": min_repeat_ms is not None,
             "--timing-budget-s": timing_budget_s != DEFAULT_TIMING_BUDGET_S,
             "--no-stack": not stack, "--nproc": nproc is not None,
+            "--against": against is not None,
         })
         workload, selected = plan.workload, list(plan.modes)
+        against = _against(versions.recorded_old, plan, force)
     elif workload is None:
         raise UsageError("give a WORKLOAD file, or --resume RUN_DIR")
+    if against is not None and nproc:
+        raise UsageError("--against times two versions in single-process modes; drop --nproc")
     if out is not None and plan is None:
-        refuse_run_dir_over_inputs(out, [workload])
+        refuse_run_dir_over_inputs(out, [workload, *([against] if against else [])])
     if out is not None and out.exists() and not force and (
         not out.is_dir() or any(out.iterdir())
     ):
@@ -102,6 +115,8 @@ def run(
         code, probe = runner.run_probe(workload, Path(probe_dir) / "probe.json", PROBE_TIMEOUT_S)
     if code != 0 or "error" in probe:
         raise UsageError(probe.get("error", f"probe exited with code {code}"))
+    old_probe = (_against(versions.probe_old, against, probe, PROBE_TIMEOUT_S) if against
+                 else None)
     env = probe["environment"]
     if plan is not None:
         try:
@@ -148,8 +163,11 @@ def run(
          "nproc": nproc},
         started,
     )
+    old = None
     if plan is None:
         run_control.start_run(run_dir, record, selected, Path(workload))
+        if against is not None and old_probe is not None:
+            old = versions.start_old(run_dir, record, old_probe, against, selected, started)
     else:
         try:
             settings = runner.RunSettings.from_manifest(plan.record["settings"])
@@ -158,20 +176,30 @@ def run(
         record = plan.record
         nproc = record["settings"].get("nproc")
         run_control.begin_resume(plan, started.isoformat(timespec="seconds"))
+        if against is not None:
+            old = versions.resume_old(plan, against, started.isoformat(timespec="seconds"))
     console.print(f"[bold]{probe['workload']['name']}[/]: {probe['workload']['description']}")
     console.print(f"device {device} ({env.get('gpu') or 'CPU'}), torch {env['torch']}, "
                   f"run directory {run_dir}")
+    if old is not None:
+        console.print(f"against {old.workload} (the old version): its run in {old.run_dir}")
     try:
         with run_control.stop_signals():
             _run_modes(console, run_dir, record, selected, settings, probe, Path(workload),
-                       nproc)
+                       nproc, old)
+            if old is not None:
+                write_run_report(old.run_dir, old.record)
             report, note = write_run_report(run_dir, record)
     except run_control.RunInterrupted as exc:
         run_control.record_interruption(run_dir, record, exc)
+        if old is not None:
+            run_control.record_interruption(old.run_dir, old.record, exc)
         console.print(f"{exc}; manifest: {run_dir / manifest.MANIFEST_NAME}; finish the run with "
                       f"`traceviz profile --resume {run_dir}`", markup=False, highlight=False)
         raise typer.Exit(exc.exit_code) from None
     console.print(display.profile_summary(record["modes"], console.width))
+    if old is not None:
+        console.print(display.against_summary(record["modes"], console.width))
     for line in _notes(record["modes"]):
         console.print(line, markup=False, highlight=False)
     console.print(note)
@@ -191,8 +219,13 @@ def _run_modes(
     probe: dict[str, Any],
     workload: Path,
     nproc: int | None,
+    old: versions.OldRun | None = None,
 ) -> None:
-    """Run each selected mode, rewriting the manifest after each, then add the analyses."""
+    """Run each selected mode, rewriting the manifest after each, then add the analyses.
+
+    With ``old`` (``--against``), each mode then runs for the old version too, in its own run
+    directory, and the two versions are timed against each other
+    (:mod:`traceviz.collect.versions`)."""
     cuda = settings.device == "cuda"
     env = probe["environment"]
     with display.mode_progress(console, len(selected)) as progress:
@@ -203,8 +236,12 @@ def _run_modes(
                 from traceviz.collect.distributed import UNSUPPORTED
 
                 reason = UNSUPPORTED.get(mode)
+            if old is not None and not reason:
+                reason = old.skip_reason(mode, cuda=cuda, triton=probe["triton_importable"])
             if reason:
                 record["modes"][mode] = manifest.mode_entry(status="skipped", reason=reason)
+                if old is not None:
+                    old.skip(mode, reason)
                 progress.skip(mode, reason)
                 manifest.write_manifest(run_dir, record)
                 continue
@@ -217,6 +254,9 @@ def _run_modes(
             else:
                 entry = runner.run_mode(workload.resolve(), mode, run_dir, settings, env,
                                         show)
+            if old is not None:
+                entry["against"] = old.run_mode(workload.resolve(), mode, entry, run_dir,
+                                                settings, env, show)
             record["modes"][mode] = manifest.mode_entry(**entry)
             progress.finish(entry["status"])
             manifest.write_manifest(run_dir, record)
@@ -224,6 +264,9 @@ def _run_modes(
     with console.status("analyzing traces…"):
         analysis.add_analysis_summaries(run_dir, record)
         manifest.write_manifest(run_dir, record)
+        if old is not None:
+            analysis.add_analysis_summaries(old.run_dir, old.record)
+            manifest.write_manifest(old.run_dir, old.record)
 
 
 def write_run_report(run_dir: Path, record: dict[str, Any]) -> tuple[Path | None, str]:

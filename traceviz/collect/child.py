@@ -10,8 +10,10 @@ profiled run is the **lean** trace: no Python stacks, no shapes, so the profiler
 op stays as small as it can; the timeline metrics and the verdicts read it.
 ``stack WORKLOAD MODE TRACE OUT_JSON --device D --settings JSON`` records the **stacked** trace
 (Python stacks on) in a process of its own, since CUPTI allows one profiler session per
-process; only the host-wait sources are read from it. Progress goes to stdout as
-``@@traceviz-phase <name>`` lines for the parent's display.
+process; only the host-wait sources are read from it. ``against NEW MODE OUT --old OLD
+--device D --settings JSON`` times two versions of the step against each other
+(:mod:`traceviz.collect.against`). Progress goes to stdout as ``@@traceviz-phase <name>``
+lines for the parent's display.
 """
 
 from __future__ import annotations
@@ -100,8 +102,27 @@ def environment() -> dict[str, Any]:
     }
 
 
+def meta_signature(workload: Any) -> list[str] | None:
+    """The inputs' ``dtype[shape]`` signature, made on the ``meta`` device (no memory, no
+    compute); ``None`` when ``make_inputs`` cannot run there."""
+    import torch
+
+    from traceviz.collect.against import input_signature
+
+    try:
+        torch.manual_seed(0)
+        made = workload.make_inputs(torch.device("meta"))
+        made = tuple(made) if isinstance(made, (tuple, list)) else (made,)
+        if not all(isinstance(t, torch.Tensor) for t in made):
+            return None
+        return input_signature(made)
+    except Exception:  # an input the meta device cannot make: the mode's own check applies
+        return None
+
+
 def probe(workload_path: str, out: Path) -> int:
-    """Validate the workload and write ``{workload, environment}`` to ``out``."""
+    """Validate the workload and write ``{workload, environment, inputs}`` to ``out``
+    (``inputs``: :func:`meta_signature`)."""
     try:
         workload = load_workload(workload_path)
     except WorkloadError as exc:
@@ -120,6 +141,7 @@ def probe(workload_path: str, out: Path) -> int:
             "environment": env,
             "triton_importable": env["triton"] is not None
             and not str(env["triton"]).startswith("unimportable"),
+            "inputs": meta_signature(workload),
         },
     )
     return 0
@@ -319,6 +341,29 @@ def failure_text(exc: BaseException) -> str:
     return f"{_one_line(chain[-1])} (then: {_one_line(exc)})"
 
 
+def against(args: argparse.Namespace) -> int:
+    """Time two versions of the step (:mod:`traceviz.collect.against`) and write the record,
+    whatever happens inside."""
+    from traceviz.collect.against import run_against
+
+    settings = json.loads(args.settings)
+    current = {"phase": "start"}
+
+    def enter(name: str) -> None:
+        current["phase"] = name
+        phase(name)
+
+    try:
+        result = run_against(args.workload, args.old, args.mode, args.device, settings, enter)
+    except BaseException as exc:
+        result = {"status": "failed", "reason": f"during {current['phase']}: "
+                  f"{failure_text(exc)}"}
+        traceback.print_exc()
+    finally:
+        _write_json(Path(args.out), result)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run one mode (``run``) or record its stacked trace (``stack``) and write the result,
     whatever happens inside."""
@@ -360,9 +405,18 @@ def main(argv: list[str] | None = None) -> int:
         r.add_argument("out")
         r.add_argument("--device", required=True, choices=["cuda", "cpu"])
         r.add_argument("--settings", required=True, help="JSON: warmup, repeats, ...")
+    v = sub.add_parser("against")
+    v.add_argument("workload")
+    v.add_argument("mode")
+    v.add_argument("out")
+    v.add_argument("--old", required=True)
+    v.add_argument("--device", required=True, choices=["cuda", "cpu"])
+    v.add_argument("--settings", required=True, help="JSON: warmup, timing budget, ...")
     args = parser.parse_args(argv)
     if args.command == "probe":
         return probe(args.workload, Path(args.out))
+    if args.command == "against":
+        return against(args)
     return run(args)
 
 

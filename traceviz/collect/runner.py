@@ -305,3 +305,45 @@ def run_stacked(
     record["wall_s"] = out.wall_s
     record["log"] = str(log_path.relative_to(run_dir))
     return record
+
+
+def run_against(
+    workload: Path,
+    old: Path,
+    mode: str,
+    run_dir: Path,
+    settings: RunSettings,
+    environment: dict[str, Any],
+    on_phase: Callable[[str], None],
+) -> dict[str, Any]:
+    """Time ``workload`` against the ``old`` version of it in ``mode``, in a child process of
+    its own (:mod:`traceviz.collect.against`), and return the mode entry's ``against`` record
+    (a failed, hung or killed child gives ``{"status", "reason", …}``, never an exception)."""
+    logs = run_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    log_path = logs / f"{mode}.against.log"
+    result_path = logs / f"{mode}.against.result.json"
+    result_path.unlink(missing_ok=True)
+    cmd = _child_cmd(
+        "against", str(workload), mode, str(result_path), "--old", str(old),
+        "--device", settings.device,
+        "--settings", json.dumps(settings.child_settings(environment)),
+    )
+    out = run_child_session(cmd, log_path, env=child_env(), timeout_s=settings.timeout_s,
+                            mode=mode, on_phase=lambda p: on_phase(f"against old: {p}"),
+                            on_stop=lambda: result_path.unlink(missing_ok=True))
+    if result_path.exists():
+        record = json.loads(result_path.read_text(encoding="utf-8"))
+        result_path.unlink(missing_ok=True)
+    elif out.timed_out:
+        record = {"status": "timeout",
+                  "reason": f"no result after {settings.timeout_s:.0f} s; killed during "
+                  f"'{out.phase}'"}
+    else:
+        how = (f"killed by {signal_name(-out.returncode)}" if out.returncode < 0
+               else f"exited with code {out.returncode}")
+        record = {"status": "failed", "reason": f"the old-vs-new run {how} during "
+                  f"'{out.phase}'"}
+    record["wall_s"] = out.wall_s
+    record["log"] = str(log_path.relative_to(run_dir))
+    return record

@@ -66,9 +66,10 @@ class Workload:
     static_inputs: tuple[int, ...]
 
 
-def _module_from_path(path: Path) -> ModuleType:
-    """Import ``path`` as a fresh module named ``traceviz_workload_<stem>``."""
-    name = f"traceviz_workload_{path.stem}"
+def _module_from_path(path: Path, alias: str = "") -> ModuleType:
+    """Import ``path`` as a fresh module named ``traceviz_workload_<stem>`` (with ``alias``:
+    ``traceviz_workload_<alias>_<stem>``, so two versions of one file load side by side)."""
+    name = f"traceviz_workload_{alias + '_' if alias else ''}{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise WorkloadError(f"{path}: not importable as a Python file")
@@ -89,8 +90,9 @@ def _number(module: ModuleType, attr: str, default: float, path: Path) -> float:
     return float(value)
 
 
-def load_workload(path: str | Path) -> Workload:
-    """Import the workload file at ``path`` and validate its interface.
+def load_workload(path: str | Path, alias: str = "") -> Workload:
+    """Import the workload file at ``path`` and validate its interface (``alias``: see
+    :func:`_module_from_path`).
 
     Raises :class:`WorkloadError` with a message that names the file and what is wrong.
     """
@@ -99,7 +101,7 @@ def load_workload(path: str | Path) -> Workload:
         raise WorkloadError(f"{path}: no such workload file")
     if path.suffix != ".py":
         raise WorkloadError(f"{path}: a workload is a .py file")
-    module = _module_from_path(path)
+    module = _module_from_path(path, alias)
     problems = []
     description = getattr(module, "DESCRIPTION", None)
     if not isinstance(description, str) or not description.strip():

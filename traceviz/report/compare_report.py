@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traceviz.analyze.compare import Comparison, ModeInput, compare
 from traceviz.analyze.distributed.rank_input import RankFacts
@@ -21,6 +21,10 @@ from traceviz.report.comparison_model import build_comparison_report
 from traceviz.report.model import Report
 from traceviz.report.rank_inputs import RankSetInput
 from traceviz.report.run_dir import MANIFEST, is_run_dir
+
+if TYPE_CHECKING:
+    from traceviz.analyze.run_diff import RunData
+    from traceviz.analyze.version_diff import VersionComparison
 
 FORMATS = ("html", "json", "md", "text")
 SCHEMA = "traceviz.compare/1"
@@ -36,6 +40,7 @@ class Inputs:
     manifest: dict[str, Any] | None  # the whole run manifest, if any
     rank_facts: dict[str, RankFacts] = field(default_factory=dict)  # single rank traces
     rank_sets: tuple[RankSetInput, ...] = ()  # rank directories, one per mode
+    versions: tuple[RunData, RunData] | None = None  # ``profile --against``: (old, new) runs
 
 
 def _analyze(path: Path) -> tuple[Any, str | None]:
@@ -98,7 +103,22 @@ def load_run_dir(run_dir: Path) -> Inputs:
         inputs.append(ModeInput(str(mode), str(path) if path else None, analysis,
                                 entry if isinstance(entry, dict) else None, device, ranks,
                                 _stack_analysis(run_dir, entry)))
-    return Inputs(inputs, str(run_dir), manifest)
+    versions = None
+    if isinstance(manifest.get("against"), dict):  # profile --against: lead with old → new
+        from traceviz.report.version_report import load_version_runs
+
+        versions = load_version_runs(run_dir)
+    return Inputs(inputs, str(run_dir), manifest, versions=versions)
+
+
+def versions_of(inputs: Inputs, thresholds: Thresholds | None = None
+                ) -> VersionComparison | None:
+    """The old → new comparison of a ``profile --against`` run (``None`` for other inputs)."""
+    if inputs.versions is None:
+        return None
+    from traceviz.analyze.version_diff import compare_versions
+
+    return compare_versions(*inputs.versions, thresholds)
 
 
 def trace_labels(paths: list[Path]) -> list[str]:
@@ -271,6 +291,12 @@ def build(
     title = f"traceviz comparison: {subject}"
     report = build_comparison_report(comparison, title, _facts(inputs, comparison),
                                      _warnings(inputs))
+    versions = versions_of(inputs, thresholds)
+    if versions is not None:
+        from traceviz.report.version_report import version_facts, version_sections
+
+        report = replace(report, facts=version_facts(versions) + report.facts,
+                         sections=version_sections(versions) + report.sections)
     return comparison, report
 
 
@@ -282,14 +308,22 @@ _WATERFALL_STATISTIC = {
 }
 
 
-def comparison_to_dict(comparison: Comparison, report: Report) -> dict[str, Any]:
-    """The comparison JSON: rows, waterfalls (µs), verdicts, thresholds and every figure."""
+def comparison_to_dict(comparison: Comparison, report: Report,
+                       versions: VersionComparison | None = None) -> dict[str, Any]:
+    """The comparison JSON: rows, waterfalls (µs), verdicts, thresholds and every figure; with
+    ``versions`` (``profile --against``), its old → new comparison first, as ``against``."""
     from traceviz.report.badges import badge, not_run_badges
 
     figures = {f.id: json.loads(f.figure.to_json()) for f in report.figures()}
     not_run = not_run_badges(comparison.rows)
+    lead = {}
+    if versions is not None:
+        from traceviz.report.version_report import version_document
+
+        lead = {"against": version_document(versions)}
     return {
         "schema": SCHEMA,
+        **lead,
         "title": report.title,
         "facts": dict(report.facts),
         "warnings": list(report.warnings),
@@ -324,9 +358,11 @@ _ROW_PRIORITY = {"mode": 1000, "status": 9, "step ms (p10–p90)": 8, "kernels/s
                  "stacked": 0, "peak mem": 0}
 
 
-def render_text(comparison: Comparison, width: int | None = None) -> Any:
+def render_text(comparison: Comparison, width: int | None = None,
+                versions: VersionComparison | None = None) -> Any:
     """A rich renderable: the per-mode headlines, the comparison table and the verdicts, fitted
-    to ``width`` columns (``None``: every column)."""
+    to ``width`` columns (``None``: every column); led by the old → new table when
+    ``versions`` is given (``profile --against``)."""
     from rich.console import Group
     from rich.text import Text
 
@@ -364,6 +400,10 @@ def render_text(comparison: Comparison, width: int | None = None) -> Any:
           str(v.evidence.get("evidence_source") or evidence.get(v.mode, "–")), v.explanation)
          for v in comparison.verdicts], width, title="Verdicts")
     parts = [heads, rows]
+    if versions is not None:
+        from traceviz.report.version_report import version_text
+
+        parts.insert(0, version_text(versions, width))
     if comparison.unprofiled:
         from traceviz.report.unprofiled_section import SPLIT_COLUMNS, split_rows
 
@@ -375,8 +415,11 @@ def render_text(comparison: Comparison, width: int | None = None) -> Any:
     return Group(*parts, verdicts)
 
 
-def render(comparison: Comparison, report: Report, fmt: str, plotlyjs: str = "inline") -> str:
-    """The comparison in one of :data:`FORMATS` as a string."""
+def render(comparison: Comparison, report: Report, fmt: str, plotlyjs: str = "inline",
+           versions: VersionComparison | None = None) -> str:
+    """The comparison in one of :data:`FORMATS` as a string (``versions``: the old → new
+    comparison of a ``profile --against`` run, which JSON and text lead with; HTML and
+    Markdown have it in ``report`` already)."""
     if fmt == "html":
         from traceviz.report.html import render_html
 
@@ -388,14 +431,14 @@ def render(comparison: Comparison, report: Report, fmt: str, plotlyjs: str = "in
     if fmt == "json":
         from traceviz.report.jsonout import dumps
 
-        return dumps(comparison_to_dict(comparison, report))
+        return dumps(comparison_to_dict(comparison, report, versions))
     if fmt == "text":
         import io
 
         from rich.console import Console
 
         console = Console(record=True, width=200, file=io.StringIO())
-        console.print(render_text(comparison, width=200))
+        console.print(render_text(comparison, width=200, versions=versions))
         return console.export_text()
     raise UsageError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
 
@@ -412,7 +455,9 @@ def write_run_report(
     """
     from traceviz.report.output import write_atomic
 
-    comparison, report = build(load_run_dir(run_dir), thresholds=thresholds)
-    path = write_atomic(run_dir / "report.html", render(comparison, report, "html", plotlyjs),
+    inputs = load_run_dir(run_dir)
+    comparison, report = build(inputs, thresholds=thresholds)
+    path = write_atomic(run_dir / "report.html",
+                        render(comparison, report, "html", plotlyjs),
                         force=force)
     return path, comparison

@@ -126,7 +126,9 @@ def _speed_table(c: RunComparison) -> Table:
                  (False, False, False, True, True, True, True), sortable=True)
 
 
-def _why_table(c: RunComparison) -> Table:
+def why_table(c: RunComparison, title: str = "Per step, A → B") -> Table:
+    """Per mode, A → B: counts, GPU busy, host wait and issue per step, outputs, graph breaks
+    and recompiles."""
     rows = [(d.mode, _pair(d.kernels), _pair(d.launches), _pair(d.graph_launches),
              _pair(d.gpu_busy_ns, 1000), _pair(d.host_wait_ns, 1000),
              _pair(d.host_issue_ms, 1 / 1000),
@@ -134,11 +136,34 @@ def _why_table(c: RunComparison) -> Table:
              else f"{_ok(d.correctness[0])} → {_ok(d.correctness[1])}",
              _pair(d.graph_breaks), _pair(d.recompiles))
             for d in c.modes]
-    return Table("tbl-run-why", "Per step, A → B",
+    return Table("tbl-run-why", title,
                  ("mode", "kernels", "launches", "graph replays", "GPU busy µs",
                   "host wait µs", "host issue µs (unprofiled)", "outputs", "graph breaks",
                   "recompiles"), tuple(rows),
                  (False, True, True, True, True, True, True, False, True, True), sortable=True)
+
+
+def messages_table(c: RunComparison, title: str = "Diagnostics added or removed in B",
+                   side: str = "in B") -> Table:
+    """Graph-break and recompile reasons, cudagraph skips and failures on one side only."""
+    return Table("tbl-run-messages", title, ("mode", "what", side, "message"),
+                 tuple((d.mode, m.what, m.side, m.message) for d in c.modes for m in d.messages),
+                 (False, False, False, False), clip=(False, False, False, True))
+
+
+def kernel_tables(c: RunComparison, what: str = "changed kernels") -> tuple[Table, ...]:
+    """One kernel-diff table per mode that has one."""
+    return tuple(kernel_table(d.kernel_diff, f"tbl-kernels-{i}", f"{d.mode}: {what}")
+                 for i, d in enumerate(c.modes) if d.kernel_diff is not None)
+
+
+def mode_document(d: RunModeDiff) -> dict[str, Any]:
+    """One mode's JSON row (speed and kernel diff as dicts, the top cause in words)."""
+    row = asdict(d)
+    row["speed"] = d.speed.as_dict() if d.speed is not None else None
+    row["kernel_diff"] = d.kernel_diff.as_dict() if d.kernel_diff is not None else None
+    row["top_cause"] = d.top_cause()
+    return row
 
 
 def build(a: Path, b: Path, thresholds: Thresholds | None = None,
@@ -154,10 +179,7 @@ def report_of(c: RunComparison) -> Report:
     env = Table("tbl-run-env", "Environment", ("", "A", "B", "changed"),
                 tuple((f.name, f.a or "–", f.b or "–", "CHANGED" if f.changed else "")
                       for f in c.environment), (False, False, False, False))
-    msgs = Table("tbl-run-messages", "Diagnostics added or removed in B",
-                 ("mode", "what", "in B", "message"),
-                 tuple((d.mode, m.what, m.side, m.message) for d in c.modes for m in d.messages),
-                 (False, False, False, False), clip=(False, False, False, True))
+    msgs = messages_table(c)
     pct = f"{c.min_speedup * 100:g} %"
     sections = [
         Section("environment", "Environment", "What differs between the two runs' machines and "
@@ -174,15 +196,12 @@ def report_of(c: RunComparison) -> Report:
         Section("why", "Why", "Medians per step with GPU work of each run's lean trace; host "
                 "issue: the paired blocks' unprofiled host issue time; outputs: the correctness "
                 "check; graph breaks and recompiles from the manifest.",
-                (_why_table(c), msgs)),
+                (why_table(c), msgs)),
     ]
-    kernel_tables = tuple(kernel_table(d.kernel_diff, f"tbl-kernels-{i}",
-                                       f"{d.mode}: changed kernels")
-                          for i, d in enumerate(c.modes) if d.kernel_diff is not None)
-    if kernel_tables:
+    kernels = kernel_tables(c)
+    if kernels:
         sections.append(Section("kernels", "Kernel diff per mode", "Each mode's kernels "
-                                "matched across the runs, by impact on the step.",
-                                kernel_tables))
+                                "matched across the runs, by impact on the step.", kernels))
     facts = (("A", c.a), ("B", c.b), ("baseline", c.baseline),
              ("verdicts", ", ".join(f"{d.mode} {d.verdict}" for d in c.modes)))
     return Report(kind="runs", title="traceviz run comparison: A → B", facts=facts,
@@ -191,13 +210,7 @@ def report_of(c: RunComparison) -> Report:
 
 def document(c: RunComparison) -> dict[str, Any]:
     """The JSON document (``--format json``)."""
-    modes = []
-    for d in c.modes:
-        row = asdict(d)
-        row["speed"] = d.speed.as_dict() if d.speed is not None else None
-        row["kernel_diff"] = d.kernel_diff.as_dict() if d.kernel_diff is not None else None
-        row["top_cause"] = d.top_cause()
-        modes.append(row)
+    modes = [mode_document(d) for d in c.modes]
     return {"schema": SCHEMA, "a": c.a, "b": c.b, "baseline": c.baseline,
             "same_recording": c.same_recording, "min_speedup": c.min_speedup,
             "notes": list(c.notes),

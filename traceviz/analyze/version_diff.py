@@ -1,0 +1,149 @@
+"""Two versions of a step in one run (``profile NEW --against OLD``): per mode, old → new.
+
+Inputs: NEW's run (its mode entries carry the ``against`` record of
+:mod:`traceviz.collect.against`) and OLD's run (``RUN/old``), each loaded as
+:class:`~traceviz.analyze.run_diff.RunData`.
+
+**Step time, paired in one process** (:class:`VersionSpeed`): the ``against.paired`` block
+timed OLD's step (in the baseline's place) and NEW's in ABBA pairs in one process.
+``speedup`` = the median over pairs of OLD's block time / NEW's (``> 1``: NEW is faster) with
+the block's percentile-bootstrap CI (:func:`traceviz.analyze.stats.paired_speedup`, recorded by
+the child; recomputed from the blocks when absent); ``old_ms`` = the median of OLD's block
+times (ms per step) and ``new_ms`` = ``old_ms / speedup``, so the step times and the change
+(``new_ms / old_ms − 1``) always say what the speed-up says (the median of NEW's own blocks can
+differ from it when blocks are few and noisy).
+
+Verdict (:func:`~traceviz.analyze.run_speed.run_status`, the paired speed rule with
+``min_speedup``): ``faster`` when the CI's low end is above ``1 + min_speedup``, ``slower``
+when its high end is below ``1 − min_speedup``, ``unchanged`` when the whole CI lies within
+``[1 − min_speedup, 1 + min_speedup]``, else ``inconclusive``. The two versions' blocks
+alternate in one process, so no process-to-process factor enters (unlike two runs,
+:mod:`traceviz.analyze.run_speed`): this is the most precise of traceviz's A → B estimates.
+
+**Why**: everything :func:`~traceviz.analyze.run_diff.compare_runs` says of OLD's run → NEW's
+run — counts per step, GPU busy, host wait, unprofiled host issue time, correctness, graph
+breaks, recompiles, cudagraph skips, failures and the kernel diff — plus its separate-process
+estimate of the same change (shown beside, not judged).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from traceviz.analyze.kernel_diff import MIN_CHANGE
+from traceviz.analyze.run_diff import RunComparison, RunData, RunModeDiff, compare_runs
+from traceviz.analyze.run_speed import INCONCLUSIVE, Interval, run_status
+from traceviz.analyze.stats import paired_speedup
+from traceviz.analyze.verdicts import Thresholds
+
+
+@dataclass(frozen=True)
+class VersionSpeed:
+    """OLD → NEW step time of one mode, paired in one process (module doc)."""
+
+    old_ms: float
+    new_ms: float  # old_ms / speedup
+    speedup: Interval  # OLD's block time / NEW's, median over pairs
+    status: str  # faster / slower / unchanged / inconclusive
+    pairs: int
+    stopped: str | None  # why the pairing stopped (converged, budget, max_pairs)
+    level: float
+    min_speedup: float
+
+    @property
+    def change(self) -> float:
+        """NEW's step time relative to OLD's, minus 1 (+0.2: NEW is 20 % slower)."""
+        return self.new_ms / self.old_ms - 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "change": self.change}
+
+
+def _blocks(values: Any) -> list[float] | None:
+    if not isinstance(values, list) or not values:
+        return None
+    out = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return out if len(out) == len(values) and min(out) > 0 and all(np.isfinite(out)) else None
+
+
+def version_speed(against: Any, min_speedup: float) -> VersionSpeed | None:
+    """The :class:`VersionSpeed` of a mode entry's ``against`` record (``None``: no usable
+    paired blocks)."""
+    paired = against.get("paired") if isinstance(against, dict) else None
+    if not isinstance(paired, dict):
+        return None
+    old, new = _blocks(paired.get("baseline_block_ms")), _blocks(paired.get("mode_block_ms"))
+    if old is None or new is None or len(old) != len(new):
+        return None
+    recorded = [paired.get(k) for k in ("speedup", "ci_low", "ci_high")]
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in recorded):
+        value, low, high = (float(v) for v in recorded)
+        level = float(paired.get("level") or 0.95)
+    else:
+        est = paired_speedup(old, new)
+        value, low, high, level = est.speedup, est.ci_low, est.ci_high, est.level
+    stopped = paired.get("stopped")
+    old_ms = float(np.median(old))
+    return VersionSpeed(old_ms, old_ms / value, Interval(value, low, high),
+                        run_status(low, high, min_speedup), len(old),
+                        str(stopped) if stopped else None, level, min_speedup)
+
+
+@dataclass(frozen=True)
+class VersionModeDiff:
+    """One mode, OLD → NEW: the paired verdict and the runs' why (module doc)."""
+
+    mode: str
+    against_status: str  # the against record's status (ok, skipped, failed, timeout, absent)
+    speed: VersionSpeed | None
+    verdict: str
+    note: str  # why there is no paired speed, or ""
+    outputs_vs_old: dict[str, Any] | None
+    why: RunModeDiff  # OLD's run → NEW's run (its ``speed``: the separate-process estimate)
+
+
+@dataclass(frozen=True)
+class VersionComparison:
+    """OLD → NEW of one ``profile --against`` run."""
+
+    old: str  # OLD's workload file
+    new: str  # NEW's workload file
+    modes: tuple[VersionModeDiff, ...]
+    runs: RunComparison  # OLD's run → NEW's run
+    min_speedup: float
+
+    def mode(self, name: str) -> VersionModeDiff | None:
+        return next((m for m in self.modes if m.mode == name), None)
+
+
+def _mode(d: RunModeDiff, entry: Any, min_speedup: float) -> VersionModeDiff:
+    against = entry.get("against") if isinstance(entry, dict) else None
+    status = str(against.get("status") or "ok") if isinstance(against, dict) else "absent"
+    speed = version_speed(against, min_speedup) if status == "ok" else None
+    if speed is not None:
+        note = ""
+    elif status == "ok":
+        note = "the old-vs-new pairing left no usable blocks"
+    elif isinstance(against, dict):
+        note = f"{status}: {against.get('reason') or 'no reason recorded'}"
+    else:
+        note = "the mode was not timed against the old version"
+    outputs = against.get("outputs_vs_old") if isinstance(against, dict) else None
+    return VersionModeDiff(d.mode, status, speed, speed.status if speed else INCONCLUSIVE,
+                           note, outputs if isinstance(outputs, dict) else None, d)
+
+
+def compare_versions(old: RunData, new: RunData, thresholds: Thresholds | None = None,
+                     min_change: float = MIN_CHANGE) -> VersionComparison:
+    """OLD's run → NEW's run, every mode of NEW's manifest first (module doc)."""
+    t = thresholds or Thresholds()
+    runs = compare_runs(old, new, t, min_change=min_change)
+    entries = new.manifest.get("modes") or {}
+    modes = tuple(_mode(d, entries.get(d.mode), t.min_speedup) for d in runs.modes)
+    wl_old = (old.manifest.get("workload") or {}).get("path")
+    wl_new = (new.manifest.get("workload") or {}).get("path")
+    return VersionComparison(str(wl_old or old.path), str(wl_new or new.path), modes, runs,
+                             t.min_speedup)
