@@ -79,11 +79,11 @@ class Analysis:
         self._result = result
 
     @classmethod
-    def from_trace(cls, trace: Trace) -> Analysis:
-        """Analyse an already loaded trace."""
+    def from_trace(cls, trace: Trace, *, workers: int | None = None) -> Analysis:
+        """Analyse an already loaded trace (``workers``: as :func:`traceviz.analyze`)."""
         from traceviz.analyze.analysis import analyze as analyze_trace
 
-        return cls(trace, analyze_trace(trace))
+        return cls(trace, analyze_trace(trace, workers=workers))
 
     @property
     def trace(self) -> Trace:

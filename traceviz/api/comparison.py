@@ -70,12 +70,17 @@ class Comparison:
 
     @classmethod
     def from_paths(cls, paths: list[Path], baseline: str | None = None,
-                   thresholds: Thresholds | Mapping[str, float] | None = None) -> Comparison:
-        """One run directory, or two or more trace files (modes named after the files)."""
+                   thresholds: Thresholds | Mapping[str, float] | None = None, *,
+                   workers: int | None = None) -> Comparison:
+        """One run directory, or two or more trace files (modes named after the files);
+        ``workers``: processes decoding each big trace and analysing it (``None``: every
+        usable core, as :func:`traceviz.analyze`)."""
         from traceviz.report import compare_report
+        from traceviz.trace.parallel import check_workers
 
-        return cls.from_inputs(compare_report.load_inputs([Path(p) for p in paths]), baseline,
-                               thresholds)
+        inputs = compare_report.load_inputs([Path(p) for p in paths],
+                                            workers=check_workers(workers))
+        return cls.from_inputs(inputs, baseline, thresholds)
 
     def mode_health(self) -> list[tuple[str, tuple[Any, ...]]]:
         """``(mode, health warnings)`` of every analysed mode (``--strict`` fails on the
@@ -218,11 +223,13 @@ class Comparison:
 
 class Run:
     """A run directory written by ``traceviz profile``: its manifest, the analysis of every
-    mode's trace, and their comparison."""
+    mode's trace, and their comparison. ``workers``: the count its traces were loaded by,
+    and :meth:`analysis` loads one again by."""
 
-    def __init__(self, path: Path, inputs: Inputs) -> None:
+    def __init__(self, path: Path, inputs: Inputs, workers: int | None = None) -> None:
         self._path = path
         self._inputs = inputs
+        self._workers = workers
         self._analyses: dict[str, Analysis] = {}
 
     @property
@@ -259,7 +266,8 @@ class Run:
         if entry.analysis is None or entry.trace_path is None:
             raise UsageError(f"mode {mode!r} of {self._path} left no trace")
         if mode not in self._analyses:
-            self._analyses[mode] = Analysis(load(entry.trace_path), entry.analysis)
+            self._analyses[mode] = Analysis(load(entry.trace_path, workers=self._workers),
+                                            entry.analysis)
         return self._analyses[mode]
 
     def compare(self, baseline: str | None = None,
@@ -278,28 +286,36 @@ class Run:
         return comparison_html(self.comparison, title=f"traceviz run {self._path.name}")
 
 
-def load_run(run_dir: PathLike) -> Run:
+def load_run(run_dir: PathLike, *, workers: int | None = None) -> Run:
     """Load a run directory from ``traceviz profile`` (``manifest.json`` + one trace per
-    mode) and analyse every trace."""
+    mode) and analyse every trace; ``workers``: processes decoding each big trace and
+    analysing it (``None``: every usable core, as :func:`traceviz.analyze`)."""
     from traceviz.report import compare_report
+    from traceviz.trace.parallel import check_workers
 
     path = Path(run_dir)
+    check_workers(workers)
     if not compare_report.is_run_dir(path):
         raise UsageError(f"{path}: not a run directory (no {compare_report.MANIFEST})")
-    return Run(path, compare_report.load_run_dir(path))
+    return Run(path, compare_report.load_run_dir(path, workers=workers), workers)
 
 
 def compare(baseline: PathLike | Run, *others: PathLike,
-            thresholds: Thresholds | Mapping[str, float] | None = None) -> Comparison:
+            thresholds: Thresholds | Mapping[str, float] | None = None,
+            workers: int | None = None) -> Comparison:
     """Compare traces against ``baseline``: ``compare("eager.json.gz", "compiled.json.gz")``
     (modes are named after the files), or a run directory's modes:
     ``compare("runs/x")`` / ``compare(run)`` (baseline eager, else the first mode).
 
     ``thresholds``: verdict thresholds to override, ``{name: value}`` (``docs/comparison.md``)
-    or a :class:`~traceviz.analyze.verdicts.Thresholds`.
+    or a :class:`~traceviz.analyze.verdicts.Thresholds`. ``workers``: processes decoding each
+    big trace and analysing it (``None``: every usable core; a :class:`Run` is already
+    analysed).
     """
     from traceviz.report import compare_report
+    from traceviz.trace.parallel import check_workers
 
+    check_workers(workers)
     if isinstance(baseline, Run):
         if others:
             raise UsageError("compare(run) takes no other inputs")
@@ -309,6 +325,6 @@ def compare(baseline: PathLike | Run, *others: PathLike,
         if not compare_report.is_run_dir(first):
             raise UsageError(f"compare({str(first)!r}) needs a run directory, or a baseline "
                              "trace and at least one other trace")
-        return load_run(first).compare(thresholds=thresholds)
-    inputs = compare_report.load_inputs([first, *(Path(p) for p in others)])
+        return load_run(first, workers=workers).compare(thresholds=thresholds)
+    inputs = compare_report.load_inputs([first, *(Path(p) for p in others)], workers=workers)
     return Comparison.from_inputs(inputs, inputs.modes[0].mode, thresholds)

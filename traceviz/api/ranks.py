@@ -28,11 +28,14 @@ if TYPE_CHECKING:
 
 
 class Ranks:
-    """Rank traces of one run, analysed together. :attr:`result` is the frozen analysis."""
+    """Rank traces of one run, analysed together. :attr:`result` is the frozen analysis.
+    ``workers``: the count given to :meth:`from_paths`, which :meth:`analysis` loads one rank
+    again by (``None``: every usable core)."""
 
-    def __init__(self, rank_set: RankSet) -> None:
+    def __init__(self, rank_set: RankSet, workers: int | None = None) -> None:
         self._set = rank_set
         self._result = rank_set.analysis
+        self._workers = workers
 
     @classmethod
     def from_paths(cls, paths: Sequence[str | os.PathLike], workers: int | None = None,
@@ -56,7 +59,7 @@ class Ranks:
             [p if isinstance(p, str) and is_url(p) else Path(p) for p in paths],
             workers=workers, dask=dask,
             progress=progress, announce=announce, max_memory_bytes=max_memory_bytes,
-            force=force))
+            force=force), workers)
 
     @property
     def result(self) -> RanksAnalysis:
@@ -102,7 +105,8 @@ class Ranks:
 
         for info in self._result.ranks:
             if info.rank == rank:
-                return Analysis.from_trace(load(info.path))
+                return Analysis.from_trace(load(info.path, workers=self._workers),
+                                           workers=self._workers)
         raise UsageError(f"no rank {rank}; ranks: {[i.rank for i in self._result.ranks]}")
 
     def render(self, fmt: str = "html", plotlyjs: str = "inline") -> str:

@@ -80,13 +80,6 @@ WorkersOpt = Annotated[
 ]
 
 
-def apply_workers(n: int | None) -> None:
-    """Pass ``--workers`` to the loader and the analysis (``None``: their default)."""
-    from traceviz.trace.parallel import set_workers
-
-    set_workers(n)
-
-
 def apply_max_memory(size: str | None) -> None:
     """Pass ``--max-memory`` to the loader (``None``: its default)."""
     from traceviz.trace.limits import parse_size, set_max_memory
@@ -112,8 +105,9 @@ def two_runs(inputs: list[Path]) -> bool:
 
 def compare_two_runs(inputs: list[Path], fmt: str, out: Path | None, force: bool,
                      plotlyjs: str, thresholds: list[str] | None,
-                     thresholds_file: Path | None) -> None:
-    """Run A against run B, mode by mode (``docs/comparison.md``, "Two runs")."""
+                     thresholds_file: Path | None, workers: int | None) -> None:
+    """Run A against run B, mode by mode (``docs/comparison.md``, "Two runs"); ``workers``:
+    ``--workers``, passed to the loader and the analysis."""
     from traceviz.analyze.verdicts import parse_thresholds
     from traceviz.report import run_compare_report
 
@@ -121,7 +115,7 @@ def compare_two_runs(inputs: list[Path], fmt: str, out: Path | None, force: bool
     target = output_path(fmt, out, RUNS_DEFAULT_HTML)
     refuse_input_as_output(target, inputs)
     OutputExistsError.refuse(target, force=force)
-    result, report = run_compare_report.build(inputs[0], inputs[1], t)
+    result, report = run_compare_report.build(inputs[0], inputs[1], t, workers=workers)
     emit(run_compare_report.render(result, report, fmt, plotlyjs), fmt, out, RUNS_DEFAULT_HTML,
          force)
 
@@ -152,17 +146,18 @@ def emit(payload: str, fmt: str, out: Path | None, default_html: Path, force: bo
 
 def comparison_output(
     inputs: list[Path], baseline: str | None, thresholds: list[str] | None,
-    thresholds_file: Path | None, fmt: str, plotlyjs: str,
+    thresholds_file: Path | None, fmt: str, plotlyjs: str, workers: int | None,
     health_out: list[tuple[str, Any]] | None = None,
 ) -> str:
-    """Render the comparison of ``inputs`` (through :class:`traceviz.api.Comparison`; its
-    default HTML path: :func:`comparison_default`). ``health_out`` receives ``(mode, health
-    warnings)`` of each analysed mode (``--strict``)."""
+    """Render the comparison of ``inputs`` (through :class:`traceviz.api.Comparison`, loaded
+    by ``workers``; its default HTML path: :func:`comparison_default`). ``health_out``
+    receives ``(mode, health warnings)`` of each analysed mode (``--strict``)."""
     from traceviz.analyze.verdicts import parse_thresholds
     from traceviz.api import Comparison
 
     comparison = Comparison.from_paths(inputs, baseline,
-                                       parse_thresholds(thresholds, thresholds_file))
+                                       parse_thresholds(thresholds, thresholds_file),
+                                       workers=workers)
     if health_out is not None:
         health_out.extend(comparison.mode_health())
     return comparison.render(fmt, plotlyjs)
@@ -178,16 +173,18 @@ def comparison_default(inputs: list[Path]) -> Path:
 
 def print_fitted_comparison(inputs: list[Path], baseline: str | None,
                             thresholds: list[str] | None, thresholds_file: Path | None,
+                            workers: int | None,
                             health_out: list[tuple[str, Any]] | None = None) -> None:
     """Print the text comparison fitted to the terminal's width (columns dropped, not
-    wrapped); ``health_out`` as for :func:`comparison_output`."""
+    wrapped); ``workers`` and ``health_out`` as for :func:`comparison_output`."""
     from rich.console import Console
 
     from traceviz.analyze.verdicts import parse_thresholds
     from traceviz.api import Comparison
 
     comparison = Comparison.from_paths(inputs, baseline,
-                                       parse_thresholds(thresholds, thresholds_file))
+                                       parse_thresholds(thresholds, thresholds_file),
+                                       workers=workers)
     if health_out is not None:
         health_out.extend(comparison.mode_health())
     console = Console()
@@ -214,7 +211,6 @@ def compare(
     Two run directories: run A → run B per mode (step time with CI and verdict, environment,
     counts, diagnostics and kernel diff)."""
     apply_max_memory(max_memory)
-    apply_workers(workers)
     from traceviz.analyze.verdicts import parse_thresholds
 
     if two_runs(inputs):
@@ -222,13 +218,13 @@ def compare(
             raise UsageError("--baseline applies to one run's modes; two runs compare each "
                              "mode with itself")
         compare_two_runs(inputs, fmt.value, out, force, plotlyjs.value, threshold,
-                         thresholds_file)
+                         thresholds_file, workers)
         return
 
     parse_thresholds(threshold, thresholds_file)  # a bad threshold fails before any reading
     health: list[tuple[str, Any]] = []
     if fmt is Format.text and out is None and sys.stdout.isatty():
-        print_fitted_comparison(inputs, baseline, threshold, thresholds_file, health)
+        print_fitted_comparison(inputs, baseline, threshold, thresholds_file, workers, health)
         if strict:
             enforce_strict(health)
         return
@@ -236,7 +232,7 @@ def compare(
     refuse_input_as_output(output_path(fmt.value, out, default), inputs)
     OutputExistsError.refuse(output_path(fmt.value, out, default), force=force)
     payload = comparison_output(inputs, baseline, threshold, thresholds_file, fmt.value,
-                                plotlyjs.value, health_out=health)
+                                plotlyjs.value, workers, health_out=health)
     emit(payload, fmt.value, out, default, force)
     if strict:
         enforce_strict(health)
@@ -301,18 +297,18 @@ def check(
     from traceviz.report.fit import KEEP, Column, fit_table
 
     apply_max_memory(max_memory)
-    apply_workers(workers)
     if against is not None:
         if expect:
             raise UsageError("--against gates a run on a baseline run; --expect checks one "
                              "run's verdicts: use one at a time")
-        check_against(inputs, against, max_slowdown, threshold, thresholds_file)
+        check_against(inputs, against, max_slowdown, threshold, thresholds_file, workers)
         return
     if not expect:
         raise UsageError("check needs --expect MODE:KIND=STATUS or --against BASELINE_RUN")
     wanted = [parse_expectation(e) for e in expect]
     comparison = Comparison.from_paths(inputs, baseline,
-                                       parse_thresholds(threshold, thresholds_file))
+                                       parse_thresholds(threshold, thresholds_file),
+                                       workers=workers)
     modes = sorted({v.mode for v in comparison.result.verdicts})
     rows = []
     unmet = 0
@@ -340,9 +336,11 @@ def check(
 
 
 def check_against(inputs: list[Path], against: Path, max_slowdown: str,
-                  thresholds: list[str] | None, thresholds_file: Path | None) -> None:
+                  thresholds: list[str] | None, thresholds_file: Path | None,
+                  workers: int | None) -> None:
     """``check RUN --against BASELINE_RUN``: print every mode's A → B verdict and the gate's
-    failures (:mod:`traceviz.analyze.run_gate`); exit 3 when there is one."""
+    failures (:mod:`traceviz.analyze.run_gate`; both runs loaded by ``workers``); exit 3
+    when there is one."""
     from rich.console import Console
     from rich.text import Text
 
@@ -359,7 +357,7 @@ def check_against(inputs: list[Path], against: Path, max_slowdown: str,
     if len(inputs) != 1 or not is_run_dir(inputs[0]) or not is_run_dir(against):
         raise UsageError("check --against takes one run directory and a baseline run directory")
     t = parse_thresholds(thresholds, thresholds_file)
-    result, _ = run_compare_report.build(against, inputs[0], t)
+    result, _ = run_compare_report.build(against, inputs[0], t, workers=workers)
     failures = gate(result, limit)
     failed = {f.mode for f in failures}
     rows = []

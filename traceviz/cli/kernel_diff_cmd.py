@@ -17,7 +17,6 @@ from traceviz.cli.compare_cmd import (
     PlotlyOpt,
     WorkersOpt,
     apply_max_memory,
-    apply_workers,
     emit,
     output_path,
 )
@@ -49,10 +48,9 @@ def kernel_diff(
     from traceviz.report import kernel_diff_report
 
     apply_max_memory(max_memory)
-    apply_workers(workers)
     target = output_path(fmt.value, out, DEFAULT_HTML)
     refuse_input_as_output(target, [a, b])
     OutputExistsError.refuse(target, force=force)
-    diff, report = kernel_diff_report.build(a, b, mode, min_change)
+    diff, report = kernel_diff_report.build(a, b, mode, min_change, workers=workers)
     emit(kernel_diff_report.render(diff, report, fmt.value, plotlyjs.value), fmt.value, out,
          DEFAULT_HTML, force)

@@ -33,7 +33,6 @@ from traceviz.cli.compare_cmd import (
     ThresholdFileOpt,
     ThresholdOpt,
     apply_max_memory,
-    apply_workers,
     comparison_default,
     comparison_output,
     emit,
@@ -118,14 +117,16 @@ def _rank_set_payload(paths: list[str], fmt: Format, plotlyjs: str, workers: int
 
 
 def _hta_sections(traces: list[Path], fmt: Format, payload: str,
-                  known: dict[Path, Analysis], overlaps: dict[str, float] | None = None) -> str:
+                  known: dict[Path, Analysis], workers: int | None,
+                  overlaps: dict[str, float] | None = None) -> str:
     """Add the Holistic Trace Analysis section(s) (``--hta``) to a rendered report.
 
     JSON gets key ``hta`` (one trace: the result; a run dir: ``{trace file: result}``); Markdown
     and text get the Markdown section appended; HTML gets the escaped section before ``</main>``.
     HTA not installed: :class:`~traceviz.api.HtaMissingError` (the install line, exit 1); HTA's
-    own failures are notes inside the section, never a failed report. ``overlaps``: rank
-    trace path → traceviz's overlap share, beside HTA's in the notes.
+    own failures are notes inside the section, never a failed report. A trace not in
+    ``known`` is analysed by ``workers``. ``overlaps``: rank trace path → traceviz's overlap
+    share, beside HTA's in the notes.
     """
     import json
 
@@ -136,7 +137,7 @@ def _hta_sections(traces: list[Path], fmt: Format, payload: str,
     results = []
     for path in traces:
         print(f"running HTA on {path.name} …", file=sys.stderr)
-        analysis = known.get(path) or traceviz.analyze(path)
+        analysis = known.get(path) or traceviz.analyze(path, workers=workers)
         results.append((path.name, analysis.hta(by_path.get(str(path)))))
     if fmt is Format.json:
         doc = json.loads(payload)
@@ -154,9 +155,9 @@ def _hta_sections(traces: list[Path], fmt: Format, payload: str,
 def _trace_payload(trace: Path, fmt: Format, plotlyjs: str, to_terminal: bool,
                    analyses: dict[Path, Analysis],
                    health_out: list[tuple[str, tuple[HealthWarning, ...]]],
-                   max_step_rows: int | None = None) -> str | None:
-    """Render one trace through the API; ``None`` when it was printed straight to the
-    terminal (text, fitted to its width).
+                   workers: int | None, max_step_rows: int | None = None) -> str | None:
+    """Render one trace through the API (loaded and analysed by ``workers``); ``None`` when
+    it was printed straight to the terminal (text, fitted to its width).
 
     The trace's analysis is left in ``analyses`` so ``--hta`` need not analyze it again, its
     health warnings in ``health_out`` (for ``--strict``).
@@ -165,7 +166,7 @@ def _trace_payload(trace: Path, fmt: Format, plotlyjs: str, to_terminal: bool,
     from traceviz.cli.progress import load_progress
 
     with load_progress(trace) as progress:
-        analysis = traceviz.analyze(trace, progress=progress)
+        analysis = traceviz.analyze(trace, progress=progress, workers=workers)
     analyses[trace] = analysis
     health_out.append((trace.name, analysis.result.health))
     if fmt is Format.text and to_terminal:
@@ -207,7 +208,6 @@ def report(
 ) -> None:
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
     apply_max_memory(max_memory)
-    apply_workers(workers)
     from traceviz.analyze.verdicts import parse_thresholds
     from traceviz.errors import OutputExistsError, UsageError
     from traceviz.output_guard import refuse_input_as_output
@@ -257,17 +257,19 @@ def report(
         traces = [Path(t) for t in rank_traces if t not in failed]  # --hta: the analysed ones
     elif run_dir:
         if fmt is Format.text and out is None and not hta and sys.stdout.isatty():
-            print_fitted_comparison([target], baseline, threshold, thresholds_file, health)
+            print_fitted_comparison([target], baseline, threshold, thresholds_file, workers,
+                                    health)
             if strict:
                 enforce_strict(health)
             return
         payload = comparison_output([target], baseline, threshold, thresholds_file, fmt.value,
-                                    plotlyjs.value, health_out=health)
+                                    plotlyjs.value, workers, health_out=health)
         traces = sorted(target.glob("*.pt.trace.json*"))
     else:
         rendered = _trace_payload(target, fmt, plotlyjs.value,
                                   to_terminal=out is None and not hta, analyses=analyses,
-                                  health_out=health, max_step_rows=max_step_rows)
+                                  health_out=health, workers=workers,
+                                  max_step_rows=max_step_rows)
         if rendered is None:
             if strict:
                 enforce_strict(health)
@@ -275,7 +277,7 @@ def report(
         payload = rendered
         traces = [target]
     if hta:
-        payload = _hta_sections(traces, fmt, payload, analyses, overlaps)
+        payload = _hta_sections(traces, fmt, payload, analyses, workers, overlaps)
     emit(payload, fmt.value, out, default, force)
     if failed and not allow_missing_ranks:
         raise fail(f"{len(failed)} of {len(rank_traces or ())} "

@@ -43,16 +43,19 @@ class Inputs:
     versions: tuple[RunData, RunData] | None = None  # ``profile --against``: (old, new) runs
 
 
-def _analyze(path: Path) -> tuple[Any, str | None]:
+def _analyze(path: Path, workers: int | None) -> tuple[Any, str | None]:
+    """The analysis and device names of one trace, loaded and analysed by ``workers``
+    (``None``: :func:`~traceviz.trace.parallel.worker_count`'s default)."""
     from traceviz.analyze.analysis import analyze
     from traceviz.trace import load
 
-    trace = load(path)
+    trace = load(path, workers=workers)
     device = ", ".join(sorted({d.name for d in trace.meta.devices})) or None
-    return analyze(trace), device
+    return analyze(trace, workers=workers), device
 
 
-def _slowest_rank(run_dir: Path, names: list[str]) -> tuple[Path | None, Any, str | None]:
+def _slowest_rank(run_dir: Path, names: list[str], workers: int | None
+                  ) -> tuple[Path | None, Any, str | None]:
     """The trace, analysis and device of a distributed mode's slowest rank (its step time is
     the mode's: :mod:`traceviz.analyze.distributed.slowest`)."""
     from traceviz.analyze.distributed.slowest import slowest_rank_index
@@ -60,24 +63,25 @@ def _slowest_rank(run_dir: Path, names: list[str]) -> tuple[Path | None, Any, st
     found = [run_dir / n for n in names if (run_dir / n).is_file()]
     if not found:
         return None, None, None
-    analyzed = [_analyze(p) for p in found]
+    analyzed = [_analyze(p, workers) for p in found]
     i = slowest_rank_index([a for a, _ in analyzed])
     return found[i], analyzed[i][0], analyzed[i][1]
 
 
-def _stack_analysis(run_dir: Path, entry: Any) -> Any:
+def _stack_analysis(run_dir: Path, entry: Any, workers: int | None) -> Any:
     """The analysis of a mode's stacked trace (``stack_profiled``), when it was recorded."""
     stacked = entry.get("stack_profiled") if isinstance(entry, dict) else None
     if not isinstance(stacked, dict) or stacked.get("status") != "ok" or not stacked.get("trace"):
         return None
     path = run_dir / str(stacked["trace"])
-    return _analyze(path)[0] if path.is_file() else None
+    return _analyze(path, workers)[0] if path.is_file() else None
 
 
-def load_run_dir(run_dir: Path) -> Inputs:
+def load_run_dir(run_dir: Path, *, workers: int | None = None) -> Inputs:
     """Every mode of a run directory's manifest, with the analysis of its trace if it has one
     (for ``profile --nproc``: its slowest rank's, plus the straggler evidence of its
-    ``ranks_summary``) and of its stacked trace (host-wait sources) when recorded."""
+    ``ranks_summary``) and of its stacked trace (host-wait sources) when recorded. Each trace
+    is loaded and analysed by ``workers`` (``None``: the default count)."""
     from traceviz.analyze.distributed.launch import launch_evidence_from_summary
 
     try:
@@ -95,19 +99,19 @@ def load_run_dir(run_dir: Path) -> Inputs:
         rank_traces = (entry.get("profiled") or {}).get("traces") if isinstance(entry, dict) \
             else None
         if isinstance(rank_traces, list) and len(rank_traces) > 1:  # profile --nproc
-            path, analysis, device = _slowest_rank(run_dir, rank_traces)
+            path, analysis, device = _slowest_rank(run_dir, rank_traces, workers)
         elif path is not None and path.is_file():
-            analysis, device = _analyze(path)
+            analysis, device = _analyze(path, workers)
         ranks = (launch_evidence_from_summary(entry.get("ranks_summary"))
                  if isinstance(entry, dict) else None)
         inputs.append(ModeInput(str(mode), str(path) if path else None, analysis,
                                 entry if isinstance(entry, dict) else None, device, ranks,
-                                _stack_analysis(run_dir, entry)))
+                                _stack_analysis(run_dir, entry, workers)))
     versions = None
     if isinstance(manifest.get("against"), dict):  # profile --against: lead with old → new
         from traceviz.report.version_report import load_version_runs
 
-        versions = load_version_runs(run_dir)
+        versions = load_version_runs(run_dir, workers=workers)
     return Inputs(inputs, str(run_dir), manifest, versions=versions)
 
 
@@ -141,9 +145,10 @@ def trace_labels(paths: list[Path]) -> list[str]:
     return out
 
 
-def load_traces(paths: list[Path]) -> Inputs:
-    """One mode per trace file (:func:`trace_labels`); the rank and NCCL share of each trace
-    that is a rank of a distributed run (warned about: :mod:`traceviz.report.rank_inputs`)."""
+def load_traces(paths: list[Path], *, workers: int | None = None) -> Inputs:
+    """One mode per trace file (:func:`trace_labels`), loaded and analysed by ``workers``; the
+    rank and NCCL share of each trace that is a rank of a distributed run (warned about:
+    :mod:`traceviz.report.rank_inputs`)."""
     from traceviz.analyze.analysis import analyze
     from traceviz.analyze.distributed.rank_input import rank_facts
     from traceviz.trace import load
@@ -151,8 +156,8 @@ def load_traces(paths: list[Path]) -> Inputs:
     inputs: list[ModeInput] = []
     facts: dict[str, RankFacts] = {}
     for label, p in zip(trace_labels(paths), paths, strict=True):
-        trace = load(p)
-        analysis = analyze(trace)
+        trace = load(p, workers=workers)
+        analysis = analyze(trace, workers=workers)
         device = ", ".join(sorted({d.name for d in trace.meta.devices})) or None
         found = rank_facts(trace, analysis)
         if found is not None:
@@ -161,33 +166,34 @@ def load_traces(paths: list[Path]) -> Inputs:
     return Inputs(inputs, ", ".join(str(p) for p in paths), None, facts)
 
 
-def load_rank_dirs(folders: list[Path]) -> Inputs:
+def load_rank_dirs(folders: list[Path], *, workers: int | None = None) -> Inputs:
     """One mode per directory of rank traces, through the multi-rank analysis
-    (:mod:`traceviz.report.rank_inputs`)."""
+    (:mod:`traceviz.report.rank_inputs`; each rank loaded and analysed by ``workers``)."""
     from traceviz.analyze.distributed.launch import launch_evidence
     from traceviz.report.rank_inputs import folder_labels, load_rank_set
 
-    sets = tuple(load_rank_set(mode, f) for mode, f in zip(folder_labels(folders), folders,
-                                                           strict=True))
+    sets = tuple(load_rank_set(mode, f, workers=workers)
+                 for mode, f in zip(folder_labels(folders), folders, strict=True))
     modes = [ModeInput(s.mode, str(s.slowest_path), s.slowest_analysis, None, s.device,
                        launch_evidence(s.ranks)) for s in sets]
     return Inputs(modes, ", ".join(str(f) for f in folders), None, rank_sets=sets)
 
 
-def load_inputs(paths: list[Path]) -> Inputs:
+def load_inputs(paths: list[Path], *, workers: int | None = None) -> Inputs:
     """A single run directory, two or more trace files, or two or more directories of rank
-    traces (one mode each)."""
+    traces (one mode each); every trace loaded and analysed by ``workers`` (``None``: every
+    usable core, :func:`~traceviz.trace.parallel.worker_count`)."""
     from traceviz.report.rank_inputs import rank_traces
 
     if len(paths) == 1 and is_run_dir(paths[0]):
-        return load_run_dir(paths[0])
+        return load_run_dir(paths[0], workers=workers)
     dirs = [p for p in paths if p.is_dir()]
     if len(paths) == 2 and all(is_run_dir(p) for p in paths):
         raise UsageError("two run directories compare run with run, not as modes: "
                          "traceviz compare RUN_A RUN_B (traceviz.report.run_compare_report)")
     if dirs and len(dirs) == len(paths) >= 2 and all(rank_traces(d) and not is_run_dir(d)
                                                      for d in dirs):
-        return load_rank_dirs(dirs)
+        return load_rank_dirs(dirs, workers=workers)
     if dirs:
         raise UsageError(f"{dirs[0]}: not a run directory (no {MANIFEST}) nor, with another "
                          "such directory, a directory of rank traces (rank<N> in the file "
@@ -195,7 +201,7 @@ def load_inputs(paths: list[Path]) -> Inputs:
                          "directories")
     if len(paths) < 2:
         raise UsageError("compare needs a run directory or at least two traces")
-    return load_traces(paths)
+    return load_traces(paths, workers=workers)
 
 
 def _facts(inputs: Inputs, comparison: Comparison) -> list[tuple[str, str]]:

@@ -35,20 +35,22 @@ def trace_of(path: Path, mode: str | None) -> Path:
     return path / str(trace)
 
 
-def load_profile(path: Path) -> KernelProfile:
-    """The kernel profile of one trace file (loaded, analysed, then released)."""
+def load_profile(path: Path, *, workers: int | None = None) -> KernelProfile:
+    """The kernel profile of one trace file (loaded and analysed by ``workers``, ``None``:
+    every usable core; then released)."""
     from traceviz.analyze.analysis import analyze
     from traceviz.trace import load
 
-    trace = load(path)
-    return kernel_profile(trace, analyze(trace))
+    trace = load(path, workers=workers)
+    return kernel_profile(trace, analyze(trace, workers=workers))
 
 
-def build(a: Path, b: Path, mode: str | None = None,
-          min_change: float | None = None) -> tuple[KernelDiff, Report]:
-    """The diff of ``a`` → ``b`` (traces, or ``mode`` of two run directories) and its report."""
+def build(a: Path, b: Path, mode: str | None = None, min_change: float | None = None, *,
+          workers: int | None = None) -> tuple[KernelDiff, Report]:
+    """The diff of ``a`` → ``b`` (traces, or ``mode`` of two run directories; loaded and
+    analysed by ``workers``) and its report."""
     ta, tb = trace_of(a, mode), trace_of(b, mode)
-    diff = kernel_diff(load_profile(ta), load_profile(tb),
+    diff = kernel_diff(load_profile(ta, workers=workers), load_profile(tb, workers=workers),
                        *(() if min_change is None else (min_change,)))
     facts = [("A", str(ta)), ("B", str(tb))] + ([("mode", mode)] if mode else [])
     report = Report(

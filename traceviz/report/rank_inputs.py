@@ -62,10 +62,11 @@ class RankSetInput:
     slowest_facts: RankFacts | None  # the slowest rank's NCCL share of GPU busy
 
 
-def load_rank_set(mode: str, folder: Path) -> RankSetInput:
-    """Load and analyse every rank trace of ``folder`` (in this process), then the ranks
-    together; the slowest rank (:mod:`traceviz.analyze.distributed.slowest`) speaks for the
-    mode in the comparison table."""
+def load_rank_set(mode: str, folder: Path, *, workers: int | None = None) -> RankSetInput:
+    """Load and analyse every rank trace of ``folder`` (in this process, each by ``workers``;
+    ``None``: the default count), then the ranks together; the slowest rank
+    (:mod:`traceviz.analyze.distributed.slowest`) speaks for the mode in the comparison
+    table."""
     from traceviz.analyze.analysis import analyze
     from traceviz.analyze.distributed import analyze_ranks
     from traceviz.analyze.distributed.rank_input import rank_facts
@@ -75,8 +76,8 @@ def load_rank_set(mode: str, folder: Path) -> RankSetInput:
     paths = rank_traces(folder)
     items = []
     for p in paths:
-        trace = load(p)
-        items.append((trace, analyze(trace)))
+        trace = load(p, workers=workers)
+        items.append((trace, analyze(trace, workers=workers)))
     i = slowest_rank_index([a for _, a in items])
     devices = ", ".join(sorted({d.name for d in items[i][0].meta.devices})) or None
     return RankSetInput(mode, folder, analyze_ranks(items), paths[i], items[i][1], devices,

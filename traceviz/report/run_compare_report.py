@@ -32,16 +32,18 @@ from traceviz.report.run_dir import MANIFEST, is_run_dir
 SCHEMA = "traceviz.compare-runs/1"
 
 
-def _analyse(paths: list[Path]) -> tuple[PerStep | None, KernelProfile | None]:
-    """Per-step medians and kernel profile of a mode's trace (the slowest rank's of several)."""
+def _analyse(paths: list[Path], workers: int | None
+             ) -> tuple[PerStep | None, KernelProfile | None]:
+    """Per-step medians and kernel profile of a mode's trace (the slowest rank's of several),
+    each trace loaded and analysed by ``workers``."""
     from traceviz.analyze.analysis import analyze
     from traceviz.analyze.distributed.slowest import slowest_rank_index
     from traceviz.trace import load
 
     found = []
     for p in paths:
-        trace = load(p)
-        a = analyze(trace)
+        trace = load(p, workers=workers)
+        a = analyze(trace, workers=workers)
         found.append((a, kernel_profile(trace, a)))
     if not found:
         return None, None
@@ -49,8 +51,9 @@ def _analyse(paths: list[Path]) -> tuple[PerStep | None, KernelProfile | None]:
     return found[i][0].per_step, found[i][1]
 
 
-def load_run(path: Path) -> RunData:
-    """A run directory's manifest and, per mode with a lean trace, its numbers."""
+def load_run(path: Path, *, workers: int | None = None) -> RunData:
+    """A run directory's manifest and, per mode with a lean trace, its numbers (its traces
+    loaded and analysed by ``workers``; ``None``: every usable core)."""
     if not is_run_dir(path):
         raise UsageError(f"{path}: not a run directory (no {MANIFEST})")
     try:
@@ -66,17 +69,18 @@ def load_run(path: Path) -> RunData:
         names = (prof.get("traces") if isinstance(prof, dict) else None) or (
             [prof["trace"]] if isinstance(prof, dict) and prof.get("trace") else [])
         files = [path / str(n) for n in names if (path / str(n)).is_file()]
-        per_step, kernels = _analyse(files)
+        per_step, kernels = _analyse(files, workers)
         out.append(RunModeData(str(mode), entry if isinstance(entry, dict) else None, per_step,
                                kernels))
     return RunData(str(path), manifest, tuple(out))
 
 
-def load_pair(a: Path, b: Path) -> tuple[RunData, RunData]:
-    """Both runs (one load when both paths are the same directory)."""
-    ra = load_run(a)
+def load_pair(a: Path, b: Path, *, workers: int | None = None) -> tuple[RunData, RunData]:
+    """Both runs (one load when both paths are the same directory), by ``workers``."""
+    ra = load_run(a, workers=workers)
     same = a.resolve() == b.resolve()
-    return ra, (RunData(str(b), ra.manifest, ra.modes) if same else load_run(b))
+    return ra, (RunData(str(b), ra.manifest, ra.modes) if same
+                else load_run(b, workers=workers))
 
 
 # --- the report model ------------------------------------------------------------------------
@@ -167,9 +171,11 @@ def mode_document(d: RunModeDiff) -> dict[str, Any]:
 
 
 def build(a: Path, b: Path, thresholds: Thresholds | None = None,
-          min_change: float = MIN_CHANGE) -> tuple[RunComparison, Report]:
-    """Compare run ``a`` with run ``b`` and build the report model."""
-    ra, rb = load_pair(a, b)
+          min_change: float = MIN_CHANGE, *, workers: int | None = None
+          ) -> tuple[RunComparison, Report]:
+    """Compare run ``a`` with run ``b`` (their traces loaded and analysed by ``workers``;
+    ``None``: every usable core) and build the report model."""
+    ra, rb = load_pair(a, b, workers=workers)
     c = compare_runs(ra, rb, thresholds, min_change=min_change)
     return c, report_of(c)
 

@@ -36,9 +36,10 @@ SPEED_COLUMNS = (("mode", False), ("verdict", False), ("step ms old → new", Tr
                  ("first kernel change", False))
 
 
-def load_version_runs(run_dir: Path) -> tuple[RunData, RunData] | None:
-    """OLD's and NEW's runs of a ``profile --against`` run directory (``None``: the run has no
-    old version)."""
+def load_version_runs(run_dir: Path, *, workers: int | None = None
+                      ) -> tuple[RunData, RunData] | None:
+    """OLD's and NEW's runs of a ``profile --against`` run directory, their traces analysed by
+    ``workers`` (``None``: the run has no old version)."""
     try:
         manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -46,7 +47,8 @@ def load_version_runs(run_dir: Path) -> tuple[RunData, RunData] | None:
     against = manifest.get("against") if isinstance(manifest, dict) else None
     if not isinstance(against, dict) or not against.get("run"):
         return None
-    return load_run(run_dir / str(against["run"])), load_run(run_dir)
+    return (load_run(run_dir / str(against["run"]), workers=workers),
+            load_run(run_dir, workers=workers))
 
 
 def _outputs(d: VersionModeDiff) -> str:

@@ -67,8 +67,8 @@ def load(path: str | Path, progress: Progress | None = None,
     80 % of available memory or the CLI's ``--max-memory``); a larger trace is refused with
     :class:`~traceviz.errors.TraceTooLargeError` before decoding.
     ``workers``: processes decoding the events of a trace of at least
-    :data:`PARALLEL_MIN_BYTES` (default: the CLI's ``--workers``, else every usable core;
-    :func:`traceviz.trace.parallel.decode_workers`).
+    :data:`PARALLEL_MIN_BYTES` (``None``: every usable core, capped by memory;
+    :func:`traceviz.trace.parallel.decode_workers`), and threads building its tables.
     ``meanwhile()`` is called at most once, here, while worker processes decode the events
     (after pandas, which the tables need, is imported): imports the caller needs next cost no
     wall time there. It is not called when the events are decoded in this process.

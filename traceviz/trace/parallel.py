@@ -13,7 +13,10 @@ it forks one worker fewer where the workers would otherwise fill every core
 (:func:`forked_workers`).
 
 Count (:func:`worker_count`): ``--workers N`` / ``load(workers=N)`` / ``analyze(trace,
-workers=N)`` when given, else every usable core (the analysis uses at most 12). Decode
+workers=N)`` when given, else every usable core (the analysis uses at most 12). The count is
+an argument all the way down, from the CLI's option or the API's keyword to the function that
+forks or starts threads: this module keeps no process-wide setting, so one call's count never
+leaks into the next. Decode
 processes are also capped by memory (each holds one chunk's transient objects, at most
 :data:`WORKER_MEMORY_BYTES`) and by the number of chunks (:func:`decode_workers`); small
 traces decode in-process, where starting workers would cost more than it saves.
@@ -42,22 +45,12 @@ START_WAIT_S = 1.0
 T = TypeVar("T")
 R = TypeVar("R")
 
-_override: int | None = None
-
-
 def usable_cpus() -> int:
     """CPU cores this process may run on (its affinity mask, else ``os.cpu_count()``)."""
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover - no affinity API (macOS)
         return os.cpu_count() or 1
-
-
-def set_workers(n: int | None) -> None:
-    """Set the process-wide worker count used when ``load`` is given none (the CLI's
-    ``--workers``); ``None`` restores the default (every usable core)."""
-    global _override
-    _override = check_workers(n)
 
 
 def check_workers(n: int | None) -> int | None:
@@ -68,9 +61,9 @@ def check_workers(n: int | None) -> int | None:
 
 
 def worker_count(requested: int | None = None) -> int:
-    """Workers asked for: the request, else the process-wide ``--workers``, else every usable
-    core (the analysis runs this many threads)."""
-    return check_workers(requested) or _override or usable_cpus()
+    """Workers asked for: ``requested`` (the caller's ``workers`` argument, from ``--workers``
+    or the API's keyword), else every usable core (:func:`usable_cpus`)."""
+    return check_workers(requested) or usable_cpus()
 
 
 def decode_workers(requested: int | None, n_chunks: int) -> int:
