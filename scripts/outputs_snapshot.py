@@ -12,8 +12,10 @@ The reports covered: every `*.json.gz` trace under `reports/` (one single-trace 
 every run dir (`reports/*/` and `reports/reviews/*/` holding a `manifest.json`: the
 comparison report), each mode's rank traces of a distributed run dir together (the
 multi-rank report), and every `../shared/cases/hta/*.json.gz` trace when that folder exists.
-Each report runs as its own `python -m traceviz` process, in the repository root, with the
-`PYTHONPATH` this script was given, so the code under test is whichever tree that names.
+Each report runs as its own `python -P -m traceviz` process, in the repository root, with the
+`PYTHONPATH` this script was given (`-P` keeps the root itself off `sys.path`), so the code
+under test is whichever tree `PYTHONPATH` names: snapshot an untouched copy
+(`git archive HEAD traceviz | tar -x -C /tmp/base`, `PYTHONPATH=/tmp/base`) while editing.
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ def report_targets() -> dict[str, list[str]]:
 
 def snapshot_one(name: str, files: list[str], out_dir: Path) -> str | None:
     """Write one report's JSON (or its failure: exit code and stderr); None, or an error line."""
-    cmd = [sys.executable, "-m", "traceviz", "report", *files, "--format", "json", "--workers", "1"]
+    # -P: the repo root (the cwd) is not put on sys.path, so PYTHONPATH picks the tree under test.
+    cmd = [sys.executable, "-P", "-m", "traceviz", "report", *files, "--format", "json", "-j", "1"]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=os.environ.copy())
     if proc.returncode != 0:
         (out_dir / (name + ".failed")).write_text(f"exit {proc.returncode}\n{proc.stderr}")
