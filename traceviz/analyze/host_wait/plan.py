@@ -51,7 +51,7 @@ class HostWaitPlan:
 def plan_host_wait(trace: Trace, links: Links, gaps: GapTable, step_names: tuple[str, ...],
                    threads: int = 1) -> HostWaitPlan:
     """Plan the attribution of every ``host_wait`` / ``sync_wait`` gap to the CPU events open
-    on the thread of the launch call that ends it (definitions in the module docstring):
+    on the thread of the launch call that ends it (definitions in the package docstring):
     gather each CPU thread's events (on ``threads`` threads) and cut them into blocks
     (:func:`_block_count`: at most about :data:`MAX_BLOCK_EVENTS` events each, and about
     :data:`BLOCKS_PER_THREAD` per worker on several). The result,
