@@ -533,7 +533,7 @@ def _child(seeds: list[Seed], seed: int, index: int, work: Path) -> None:
             import traceviz.trace.loader as loader
 
             loader.PARALLEL_MIN_BYTES, loader.CHUNK_BYTES = 0, 4096
-            importlib.import_module("traceviz.analyze.host_wait").MIN_BLOCK_EVENTS = 256
+            importlib.import_module("traceviz.analyze.host_wait.blocks").MIN_BLOCK_EVENTS = 256
             argv += ["--workers", "2"]
         try:
             app(argv, prog_name="traceviz")

@@ -106,8 +106,9 @@ def test_an_analysis_worker_that_dies_is_one_line_and_exit_code_1(tmp_path: Path
     path = b.write(tmp_path / "t.json")
     code = (
         "import importlib, os, sys, time\n"
+        "blocks = importlib.import_module('traceviz.analyze.host_wait.blocks')\n"
+        "blocks.MIN_BLOCK_EVENTS = 1\n"
         "hw = importlib.import_module('traceviz.analyze.host_wait')\n"
-        "hw.MIN_BLOCK_EVENTS = 1\n"
         "real = hw.HostWaitPlan.attribute\n"
         "parent = os.getpid()\n"
         "def attribute(self, i):\n"

@@ -40,7 +40,7 @@ from traceviz.analyze.model import Analysis
 from traceviz.report.jsonout import analysis_to_dict
 
 # ``traceviz.analyze`` is also the API's function: reach the module itself.
-host_wait = importlib.import_module("traceviz.analyze.host_wait")
+host_wait_blocks = importlib.import_module("traceviz.analyze.host_wait.blocks")
 
 _CAMPAIGN = int(os.environ.get("TRACEVIZ_FUZZ_EXAMPLES", "0"))
 
@@ -150,8 +150,8 @@ def parallel_loader() -> Iterator[list[int]]:
 @contextmanager
 def tiny_analysis_blocks() -> Iterator[None]:
     """Cut the host-wait attribution into blocks wherever a cut is possible."""
-    with mock.patch.object(host_wait, "MIN_BLOCK_EVENTS", 1), \
-            mock.patch.object(host_wait, "BLOCKS_PER_THREAD", 1_000):
+    with mock.patch.object(host_wait_blocks, "MIN_BLOCK_EVENTS", 1), \
+            mock.patch.object(host_wait_blocks, "BLOCKS_PER_THREAD", 1_000):
         yield
 
 

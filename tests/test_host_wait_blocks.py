@@ -16,12 +16,15 @@ import pytest
 
 import traceviz
 from tests.kineto import BWD_TID, CPU_TID, TraceBuilder
-from traceviz.analyze.host_wait import HostWaitSources, _blocks, _Events, _Tails, _Windows
+from traceviz.analyze.host_wait import IN_REGION, HostWaitSources
+from traceviz.analyze.host_wait.blocks import _blocks, _Tails, _Windows
+from traceviz.analyze.host_wait.events import _Events
 from traceviz.report.jsonout import analysis_to_dict
 from traceviz.trace import parallel
 
-# ``traceviz.analyze`` is also the API's function: reach the module itself.
-hw = importlib.import_module("traceviz.analyze.host_wait")
+# ``traceviz.analyze`` is also the API's function: reach the modules themselves.
+hw_blocks = importlib.import_module("traceviz.analyze.host_wait.blocks")
+hw_plan = importlib.import_module("traceviz.analyze.host_wait.plan")
 REPO = Path(__file__).resolve().parent.parent
 _NAMES = ("aten::add", "aten::mul", "train.py(12): step", "Torch-Compiled Region: 0/0",
           "## Call CompiledFxGraph fabc123 ##", "aten::copy_", "<built-in method add_ of "
@@ -84,8 +87,8 @@ def fields_equal(a: HostWaitSources, b: HostWaitSources) -> bool:
 def tiny_blocks(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     """Blocks of a single event where a cut allows; records (blocks, gaps with time in more
     than one block) of each call."""
-    monkeypatch.setattr(hw, "MIN_BLOCK_EVENTS", 1)
-    monkeypatch.setattr(hw, "BLOCKS_PER_THREAD", 1_000)
+    monkeypatch.setattr(hw_blocks, "MIN_BLOCK_EVENTS", 1)
+    monkeypatch.setattr(hw_blocks, "BLOCKS_PER_THREAD", 1_000)
     seen: list[tuple[int, int]] = []
 
     def spy(*args: object) -> tuple:
@@ -93,7 +96,7 @@ def tiny_blocks(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
         seen.append((len(out[0]), len(out[1])))
         return out
 
-    monkeypatch.setattr(hw, "_blocks", spy)
+    monkeypatch.setattr(hw_plan, "_blocks", spy)
     return seen
 
 
@@ -146,7 +149,7 @@ def test_random_traces_are_cut_into_many_blocks(tmp_path: Path,
         h = traceviz.analyze(trace, workers=3).host_wait_sources
         assert h is not None
         found.append((h.total_ns > 0, len(h.sources) > 2, h.improperly_nested > 0,
-                      any(hw.IN_REGION in s for s in h.sources)))
+                      any(IN_REGION in s for s in h.sources)))
     assert max(b for b, _ in tiny_blocks) >= 5
     assert sum(s for _, s in tiny_blocks) >= 30
     counts = [sum(col) for col in zip(*found, strict=True)]

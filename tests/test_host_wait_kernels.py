@@ -8,16 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from traceviz.analyze.host_wait import (
-    DENSE_SLACK,
-    _dense,
-    _group_sum,
-    _levels,
-    _nest,
-    _nesting_order,
-    _parents,
-    _unique_pairs,
-)
+from traceviz.analyze.host_wait.grouping import DENSE_SLACK, _dense, _group_sum, _unique_pairs
+from traceviz.analyze.host_wait.nesting import _levels, _nest, _nesting_order, _parents
 
 
 def random_events(seed: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from traceviz.analyze.host_wait import _at, _nest, _pieces
+from traceviz.analyze.host_wait.nesting import _at, _nest, _pieces
 
 
 def nested_events(rng: np.random.Generator, lo: int, hi: int, depth: int,

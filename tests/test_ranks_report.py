@@ -113,7 +113,7 @@ def test_rank_report_never_imports_torch_plotly_or_dask(rank_dir: Path, fmt: str
 def test_arrival_spread_plots_each_ranks_lateness_per_kth_collective(tmp_path: Path) -> None:
     pytest.importorskip("plotly")
     from tests.test_ranks_handbuilt import analyze_paths
-    from traceviz.report.ranks_figures import arrival_spread, rank_stacked_bars
+    from traceviz.report.ranks.figures import arrival_spread, rank_stacked_bars
 
     r = analyze_paths([rank_trace(tmp_path, 0, 2, arrive=30_000, extra={2: 80_000}),
                        rank_trace(tmp_path, 1, 2, arrive=55_000, launch=50_000,

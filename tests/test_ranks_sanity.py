@@ -26,7 +26,7 @@ from tests.test_ranks_handbuilt import STEP, analyze_paths, rank_trace
 from traceviz.analyze.distributed import analyze_ranks
 from traceviz.analyze.distributed.matching import MAX_CLOCK_OFFSET_NS, clock_health
 from traceviz.analyze.distributed.model import ClockAlignment, RankStep
-from traceviz.report.ranks_output import render_loaded
+from traceviz.report.ranks.output import render_loaded
 
 REPO = Path(__file__).resolve().parents[1]
 STRAGGLER = REPO / "reports" / "ddp_mlp_straggler"

@@ -111,7 +111,7 @@ class Ranks:
 
     def render(self, fmt: str = "html", plotlyjs: str = "inline") -> str:
         """The multi-rank report as ``traceviz report r0 r1 … --format FMT`` writes it."""
-        from traceviz.report.ranks_output import render_loaded
+        from traceviz.report.ranks.output import render_loaded
 
         return render_loaded(self._result, self._set.documents, fmt, plotlyjs, self._set.failed)
 

@@ -211,7 +211,7 @@ def report(
     from traceviz.analyze.verdicts import parse_thresholds
     from traceviz.errors import OutputExistsError, UsageError
     from traceviz.output_guard import refuse_input_as_output
-    from traceviz.report.ranks_output import rank_trace_paths
+    from traceviz.report.ranks.output import rank_trace_paths
     from traceviz.report.run_dir import is_run_dir
     from traceviz.trace.source import is_url
 

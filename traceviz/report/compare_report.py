@@ -19,7 +19,7 @@ from traceviz.analyze.verdicts import Thresholds
 from traceviz.errors import UsageError
 from traceviz.report.comparison_model import build_comparison_report
 from traceviz.report.model import Report
-from traceviz.report.rank_inputs import RankSetInput
+from traceviz.report.ranks.compare_inputs import RankSetInput
 from traceviz.report.run_dir import MANIFEST, is_run_dir
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def trace_labels(paths: list[Path]) -> list[str]:
 def load_traces(paths: list[Path], *, workers: int | None = None) -> Inputs:
     """One mode per trace file (:func:`trace_labels`), loaded and analysed by ``workers``; the
     rank and NCCL share of each trace that is a rank of a distributed run (warned about:
-    :mod:`traceviz.report.rank_inputs`)."""
+    :mod:`traceviz.report.ranks.compare_inputs`)."""
     from traceviz.analyze.analysis import analyze
     from traceviz.analyze.distributed.rank_input import rank_facts
     from traceviz.trace import load
@@ -168,9 +168,9 @@ def load_traces(paths: list[Path], *, workers: int | None = None) -> Inputs:
 
 def load_rank_dirs(folders: list[Path], *, workers: int | None = None) -> Inputs:
     """One mode per directory of rank traces, through the multi-rank analysis
-    (:mod:`traceviz.report.rank_inputs`; each rank loaded and analysed by ``workers``)."""
+    (:mod:`traceviz.report.ranks.compare_inputs`; each rank loaded and analysed by ``workers``)."""
     from traceviz.analyze.distributed.launch import launch_evidence
-    from traceviz.report.rank_inputs import folder_labels, load_rank_set
+    from traceviz.report.ranks.compare_inputs import folder_labels, load_rank_set
 
     sets = tuple(load_rank_set(mode, f, workers=workers)
                  for mode, f in zip(folder_labels(folders), folders, strict=True))
@@ -183,7 +183,7 @@ def load_inputs(paths: list[Path], *, workers: int | None = None) -> Inputs:
     """A single run directory, two or more trace files, or two or more directories of rank
     traces (one mode each); every trace loaded and analysed by ``workers`` (``None``: every
     usable core, :func:`~traceviz.trace.parallel.worker_count`)."""
-    from traceviz.report.rank_inputs import rank_traces
+    from traceviz.report.ranks.compare_inputs import rank_traces
 
     if len(paths) == 1 and is_run_dir(paths[0]):
         return load_run_dir(paths[0], workers=workers)
@@ -224,7 +224,7 @@ def _facts(inputs: Inputs, comparison: Comparison) -> list[tuple[str, str]]:
         facts.append(("run started", str(m["created"])))
     facts.append(("baseline", comparison.baseline))
     if inputs.rank_sets:
-        from traceviz.report.rank_inputs import rank_set_fact
+        from traceviz.report.ranks.compare_inputs import rank_set_fact
 
         facts += [rank_set_fact(r) for r in inputs.rank_sets]
     for i in inputs.modes:  # profile --nproc: each mode's straggler, from its ranks report
@@ -237,7 +237,7 @@ def _facts(inputs: Inputs, comparison: Comparison) -> list[tuple[str, str]]:
 
 
 def _warnings(inputs: Inputs) -> list[str]:
-    from traceviz.report.rank_inputs import rank_warnings
+    from traceviz.report.ranks.compare_inputs import rank_warnings
 
     out = rank_warnings(inputs.rank_facts)
     devices = {i.device for i in inputs.modes if i.device}

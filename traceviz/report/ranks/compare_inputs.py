@@ -86,7 +86,7 @@ def load_rank_set(mode: str, folder: Path, *, workers: int | None = None) -> Ran
 
 def rank_set_fact(s: RankSetInput) -> tuple[str, str]:
     """The facts line of a rank directory: its ranks, the straggler, who speaks for it."""
-    from traceviz.report.ranks_text import straggler_sentence
+    from traceviz.report.ranks.text import straggler_sentence
 
     r = s.ranks
     f = s.slowest_facts

@@ -48,7 +48,7 @@ def render_loaded(result: RanksAnalysis, documents: Sequence[bytes], fmt: str,
     if fmt == "json":
         import msgspec
 
-        from traceviz.report.ranks_json import ranks_to_dict
+        from traceviz.report.ranks.jsonout import ranks_to_dict
 
         # one big document (all ranks' documents inside): drop each stage as soon as the next
         # exists, so at most two copies are alive at once
@@ -58,10 +58,10 @@ def render_loaded(result: RanksAnalysis, documents: Sequence[bytes], fmt: str,
         text = formatted.decode()
         del formatted
         return text + "\n"
-    from traceviz.report.ranks_report import build_ranks_report
+    from traceviz.report.ranks.build import build_ranks_report
 
     if fmt == "text":
-        from traceviz.report.ranks_text import render_ranks_text
+        from traceviz.report.ranks.text import render_ranks_text
 
         return render_ranks_text(build_ranks_report(result, figures=False, failed=failed))
     model = build_ranks_report(result, failed=failed)

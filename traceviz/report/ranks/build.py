@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from traceviz.analyze.distributed.model import FailedRank, RanksAnalysis
 from traceviz.report.model import Figure, Report, Section, table, us
-from traceviz.report.ranks_text import consistency_fact, straggler_sentence
+from traceviz.report.ranks.text import consistency_fact, straggler_sentence
 from traceviz.report.units import pct
 
 _N = True
@@ -68,7 +68,7 @@ def build_ranks_report(r: RanksAnalysis, figures: bool = True,
           str(c.count), us(c.wait_p50_ns), us(c.transfer_p50_ns)) for c in r.collectives])
     plots: tuple[Figure, ...] = ()
     if figures:
-        from traceviz.report import ranks_figures as rf
+        from traceviz.report.ranks import figures as rf
 
         plots = (Figure("ranks-heatmap", rf.rank_step_heatmap(r)),
                  Figure("ranks-bars", rf.rank_stacked_bars(r)),

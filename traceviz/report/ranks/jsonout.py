@@ -19,7 +19,7 @@ import msgspec
 
 from traceviz._version import __version__
 from traceviz.analyze.distributed.model import FailedRank, RanksAnalysis
-from traceviz.report.ranks_text import straggler_sentence
+from traceviz.report.ranks.text import straggler_sentence
 from traceviz.report.units import share, us
 
 SCHEMA = "traceviz.ranks/1"

@@ -1,0 +1,101 @@
+"""Integer grouping kernels of host-wait attribution: distinct pairs, exact int64 sums per
+key (a key-indexed table when the key range is small, else a sort), gap counts per (step,
+source), and the distinct sources on each call path's chain."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (a, b) pairs of int64 ≥ -1, sorted by a then b, and the inverse index; one
+    1-D integer key (``np.unique(axis=...)`` sorts structured rows, far slower), marked in a
+    table when its range is small (:func:`_dense`), else sorted."""
+    m = int(b.max()) + 2 if len(b) else 1
+    key = (a + 1) * m + (b + 1)
+    if _dense(key):
+        present = np.zeros(int(key.max()) + 1, bool)
+        present[key] = True
+        uniq = np.flatnonzero(present)
+        return uniq // m - 1, uniq % m - 1, (np.cumsum(present) - 1)[key]
+    o = np.argsort(key, kind="stable")  # inputs here come in runs: a stable sort is fastest
+    k = key[o]
+    new = np.concatenate([[True], k[1:] != k[:-1]]) if len(k) else np.zeros(0, bool)
+    inv = np.empty(len(k), np.int64)
+    inv[o] = np.cumsum(new) - 1
+    uniq = k[new]
+    return uniq // m - 1, uniq % m - 1, inv
+
+
+#: Keys ``0 ≤ key < 2 × count + DENSE_SLACK`` are handled with a table indexed by key.
+DENSE_SLACK = 1 << 16
+
+
+def _dense(key: np.ndarray) -> bool:
+    """Whether the non-negative int64 ``key`` has a range small enough for a key-indexed
+    table (no sort): below ``2 × len(key) + DENSE_SLACK``."""
+    return len(key) > 0 and int(key.min()) >= 0 and int(key.max()) < 2 * len(key) + DENSE_SLACK
+
+
+def _group_sum(key: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct keys (sorted) and the exact int64 sum of ``values`` per key (a key-indexed
+    table when the range is small, :func:`_dense`; else a sort)."""
+    if _dense(key):
+        span = int(key.max()) + 1
+        sums = np.zeros(span, np.int64)
+        np.add.at(sums, key, values)
+        present = np.zeros(span, bool)
+        present[key] = True
+        distinct = np.flatnonzero(present)
+        return distinct, sums[distinct]
+    o = np.argsort(key, kind="stable")  # keys come in runs: the stable sort is the fastest
+    k = key[o]
+    first = _firsts(k)
+    sums = np.add.reduceat(values[o], first) if len(k) else np.zeros(0, np.int64)
+    return k[first], sums
+
+
+def _firsts(k: np.ndarray) -> np.ndarray:
+    """Indices where a new value starts in the sorted array ``k``."""
+    if len(k) == 0:
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(np.concatenate([[True], k[1:] != k[:-1]]))
+
+
+def _distinct(key: np.ndarray) -> np.ndarray:
+    """Sorted distinct values of ``key`` (a plain sort: no indices to carry)."""
+    k = np.sort(key)
+    return k[_firsts(k)]
+
+
+def _step_gap_counts(gap_src: np.ndarray, gap_step: np.ndarray, n_src: int
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """From the distinct ``gap * n_src + source`` keys: (key = step * n_src + source, sorted;
+    number of gaps of that step in which the source got time)."""
+    k = np.sort(gap_step[gap_src // n_src] * n_src + gap_src % n_src)
+    first = _firsts(k)
+    return k[first], np.diff(np.append(first, len(k)))
+
+
+def _chain_sources(path_parent: np.ndarray, path_source: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Per call path, the distinct sources on its chain (itself and its ancestors), as CSR
+    (``ptr``, ``sources``). One pass over the paths (parents are numbered first)."""
+    chains: list[tuple[int, ...]] = []
+    for parent_path, src in zip(path_parent.tolist(), path_source.tolist(), strict=True):
+        up = chains[parent_path] if parent_path >= 0 else ()
+        chains.append(up if src in up else (*up, src))
+    ptr = np.zeros(len(chains) + 1, np.int64)
+    ptr[1:] = np.cumsum([len(c) for c in chains])
+    flat = np.fromiter((s for c in chains for s in c), np.int64, count=int(ptr[-1]))
+    return ptr, flat
+
+
+def _on_chains(ptr: np.ndarray, chain: np.ndarray, paths: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Each distinct source on the chain of each of ``paths`` (CSR ``ptr``/``chain`` of
+    :func:`_chain_sources`): (index into ``paths``, source), one row per pair."""
+    count = ptr[paths + 1] - ptr[paths]
+    rep = np.repeat(np.arange(len(paths)), count)
+    first = np.repeat(ptr[paths] - (np.cumsum(count) - count), count)
+    return rep, chain[np.arange(len(rep)) + first]

@@ -1,0 +1,139 @@
+"""Nesting one thread's events (depth, parent; improperly nested children clamped to their
+parent) and the elementary-interval timeline with a constant innermost open event, which
+the waiting windows are cut by (:func:`_pieces`) and instants are looked up in (:func:`_at`).
+Times in int64 ns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
+
+_MIN_T = np.iinfo(np.int64).min
+_MAX_REPAIRS = 4
+
+
+@dataclass(frozen=True)
+class _Nesting:
+    """One thread's events in nesting order, with the elementary-interval timeline."""
+
+    order: np.ndarray  # event indices (into the thread's arrays), sorted by start, outer first
+    parent: np.ndarray  # per sorted position: parent position, -1 for a root
+    depth: np.ndarray  # per sorted position
+    bad: int  # events that ended after their parent (clamped)
+    times: np.ndarray  # elementary interval starts (first one = int64 min)
+    inner: np.ndarray  # innermost open sorted position on [times[k], times[k+1]); -1 none
+
+
+def _nesting_order(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Event indices sorted by start, then end descending (outer first), then ``rank``, then
+    input order: ``np.lexsort((rank, -end, start))``, computed as one stable sort of the
+    starts (a thread's events arrive as a few sorted runs) plus a lexsort of the tied starts."""
+    order = np.argsort(start, kind="stable")
+    s = start[order]
+    tie = s[1:] == s[:-1]
+    if tie.any():
+        tied = np.zeros(len(s), bool)
+        tied[1:] = tie
+        tied[:-1] |= tie
+        at = np.flatnonzero(tied)  # runs of equal starts, each contiguous
+        group = np.cumsum(np.append(0, ~tie))[at]  # run number of each tied position
+        sub = order[at]
+        order[at] = sub[np.lexsort((rank[sub], -end[sub], group))]
+    return order
+
+
+def _levels(depth: np.ndarray) -> list[np.ndarray]:
+    """Indices of the non-negative ``depth``, level by level (0, 1, …), ascending within each
+    level: one stable sort (a radix sort for 16-bit values)."""
+    if len(depth) == 0:
+        return []
+    small = depth.astype(np.int16) if depth.max() < 2**15 else depth
+    return np.split(np.argsort(small, kind="stable"), np.cumsum(np.bincount(depth))[:-1])
+
+
+def _parents(depth: np.ndarray) -> np.ndarray:
+    """Per position: the last earlier position one level up (-1 at depth 0): the parent."""
+    parent = np.full(len(depth), -1, np.int64)
+    for up, child in pairwise(_levels(depth)):
+        j = np.searchsorted(up, child, side="left") - 1
+        parent[child] = np.where(j >= 0, up[np.maximum(j, 0)], -1)
+    return parent
+
+
+def _nest(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> _Nesting:
+    """Nest one thread's events. Sweeping the open/close boundaries in time order (closes
+    before opens at equal times) gives each event's depth: the events opened before it (its
+    position in nesting order) minus those closed at or before its start."""
+    order = _nesting_order(start, end, rank)
+    s, e = start[order], end[order]
+    n = len(s)
+    bad_first = -1
+    for _ in range(_MAX_REPAIRS):
+        by_end = np.argsort(e, kind="stable")  # equal ends: the outer (earlier) one first
+        e_sorted = e[by_end]
+        depth = np.arange(n) - np.searchsorted(e_sorted, s, side="right")
+        parent = _parents(depth)
+        over = (parent >= 0) & (e > e[np.maximum(parent, 0)])
+        if bad_first < 0:
+            bad_first = int(np.count_nonzero(over))
+        if not over.any():
+            break
+        for d in range(1, int(depth.max()) + 1):  # clamp top-down so the fix cascades
+            at = np.flatnonzero((depth == d) & (parent >= 0))
+            e[at] = np.minimum(e[at], e[parent[at]])
+        e = np.maximum(e, s + 1)  # a clamped event keeps at least 1 ns
+    times, inner = _timeline(s, parent, by_end, e_sorted)
+    return _Nesting(order, parent, depth, max(bad_first, 0), times, inner)
+
+
+def _timeline(s: np.ndarray, parent: np.ndarray, by_end: np.ndarray, e_sorted: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The elementary intervals: their starts (every distinct boundary time, after int64 min)
+    and the innermost open position on each (-1: none). At a time where events open, that is
+    the last of them (opens go outer first); where events only close, the parent of the
+    outermost of them (closes go inner first)."""
+    n = len(s)
+    t = np.concatenate([s, e_sorted])
+    t.sort()
+    new = np.ones(len(t), bool)
+    new[1:] = t[1:] != t[:-1]
+    times = np.empty(int(np.count_nonzero(new)) + 1, np.int64)
+    times[0] = _MIN_T
+    np.compress(new, t, out=times[1:])
+    inner = np.full(len(times), -1, np.int64)
+    if n == 0:
+        return times, inner
+    u = times[1:]
+    last_open = np.searchsorted(s, u, side="right") - 1
+    opens = s[np.maximum(last_open, 0)] == u
+    first_close = np.minimum(np.searchsorted(e_sorted, u, side="left"), n - 1)
+    inner[1:] = np.where(opens, last_open, parent[by_end[first_close]])
+    return times, inner
+
+
+def _pieces(nest: _Nesting, a: np.ndarray, b: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cut windows ``[a, b)`` (b > a) by the elementary intervals: (window index, innermost
+    sorted position or -1, ns) per piece; the ns of each window sum to ``b - a``."""
+    t = nest.times
+    k0 = np.searchsorted(t, a, side="right") - 1
+    k1 = np.searchsorted(t, b, side="left") - 1
+    count = k1 - k0 + 1  # >= 1
+    w = np.repeat(np.arange(len(a)), count)
+    first = np.cumsum(count) - count
+    k = k0[w] + (np.arange(len(w)) - first[w])
+    # A window's pieces are consecutive: each starts where the previous one ends (an interval
+    # start), except the first (at a); the last ends at b.
+    lo = t[k]
+    lo[first] = a
+    hi = np.empty_like(lo)
+    hi[:-1] = lo[1:]
+    hi[first + count - 1] = b
+    return w, nest.inner[k], hi - lo
+
+
+def _at(nest: _Nesting, t: np.ndarray) -> np.ndarray:
+    """Innermost open sorted position at each instant (events starting at t are open)."""
+    return nest.inner[np.searchsorted(nest.times, t, side="right") - 1]
