@@ -6,6 +6,8 @@ trace plus, for a run directory, the mode's manifest entry (see
 
 * rows (kernels/step, launches/step, busy/step, period, ``cpu_bound_share``): **medians** over
   the steps with GPU work (:class:`~traceviz.analyze.model.PerStep`), robust to one odd step;
+  in a trace with communication kernels, kernels/step counts **compute kernels** only and
+  ``comm_kernels`` the communication kernels (:func:`kernel_counts`);
 * waterfall (:mod:`traceviz.analyze.waterfall`): in unprofiled units when the mode has the
   unprofiled split (:mod:`traceviz.analyze.unprofiled`: paired blocks with host issue times) —
   the pair-level baseline step time, the paired speed-up, and the lean traces' mean GPU busy —
@@ -97,7 +99,7 @@ class ComparisonRow:
     period_ms: float | None  # profiled GPU period per step (median)
     profiled_step_ms: float | None  # wall time per step under the profiler (manifest)
     inflation: float | None  # profiled (lean trace) / unprofiled step time (see build_row)
-    kernels: float | None  # per step (median)
+    kernels: float | None  # compute kernels per step (median): communication kernels left out
     launches: float | None
     kernels_per_launch: float | None  # GPU activities per launch call
     gpu_busy_ms: float | None
@@ -112,6 +114,8 @@ class ComparisonRow:
     recompiles: int | None = None
     cudagraph_skips: tuple[str, ...] = ()
     stack_inflation: float | None = None  # the stacked trace's step time / unprofiled
+    #: communication kernels per step (median); None for a trace without them
+    comm_kernels: float | None = None
 
 
 @dataclass(frozen=True)
@@ -187,12 +191,38 @@ def _inflation(m: dict[str, Any] | None, key: str, profiled_ms: float | None,
     return profiled / median_ms if profiled and median_ms else None
 
 
+@dataclass(frozen=True)
+class KernelCounts:
+    """Per-step kernel counts of one trace, medians over the steps with GPU work."""
+
+    kernels: float  # compute kernels: every kernel but the communication kernels
+    activities: float  # GPU activities less the communication kernels
+    comm_kernels: float | None  # None: the trace has no communication kernel
+
+
+def kernel_counts(a: Analysis) -> KernelCounts:
+    """The compute / communication kernel counts per step of ``a`` (each a median of the
+    per-step values, so compute kernels are the median of kernels − communication kernels,
+    not a difference of medians); a trace without communication kernels keeps
+    :class:`~traceviz.analyze.model.PerStep`'s counts."""
+    if a.comm is None:
+        return KernelCounts(a.per_step.kernels, a.per_step.activities, None)
+    has = a.steps.has_gpu()
+    comm = a.comm.steps.column("comm_kernels")
+
+    def med(values: np.ndarray) -> float:
+        return float(np.median(values[has])) if has.any() else 0.0
+
+    return KernelCounts(med(a.compute_kernels()), med(a.steps.activities() - comm), med(comm))
+
+
 def build_row(inp: ModeInput) -> ComparisonRow:
     """The comparison row of one input (manifest fields are ``None`` without a manifest)."""
     m = inp.manifest
     status = str(_get(m, "status") or ("ok" if inp.analysis is not None else "missing"))
     median = _float(_get(m, "timing", "median_ms"))
     ps = inp.analysis.per_step if inp.analysis is not None else None
+    counts = kernel_counts(inp.analysis) if inp.analysis is not None else None
     period_ms = ps.period_ns / 1e6 if ps is not None and ps.period_ns > 0 else None
     profiled_ms = _float(_get(m, "profiled", "step_ms"))
     profiled = profiled_ms if profiled_ms is not None else period_ms
@@ -214,7 +244,7 @@ def build_row(inp: ModeInput) -> ComparisonRow:
         period_ms=period_ms,
         profiled_step_ms=profiled_ms,
         inflation=_inflation(m, "profiled", profiled, median),
-        kernels=ps.kernels if ps else None,
+        kernels=counts.kernels if counts else None,
         launches=ps.launches if ps else None,
         kernels_per_launch=ps.kernels_per_launch if ps else None,
         gpu_busy_ms=ps.gpu_busy_ns / 1e6 if ps else None,
@@ -229,6 +259,7 @@ def build_row(inp: ModeInput) -> ComparisonRow:
         recompiles=_count(_get(m, "compile", "recompiles")),
         cudagraph_skips=skip_messages(_get(m, "compile", "cudagraph_skips")),
         stack_inflation=_inflation(m, "stack_profiled", None, median),
+        comm_kernels=counts.comm_kernels if counts else None,
     )
 
 
@@ -294,13 +325,12 @@ def verdict_inputs(inp: ModeInput, row: ComparisonRow) -> VerdictInputs:
     with_gpu = a.steps.column("period_ns") > 0
     busy = a.compute_busy()[with_gpu].astype(np.float64)
     p10, p90 = np.percentile(busy, [10, 90]) if busy.size else (0.0, 0.0)
-    exposed = (None if a.comm is None else
-               float(np.median(a.comm.steps.values("exposed_comm_ns")[with_gpu]))
-               if with_gpu.any() else 0.0)
+    exposed = None if a.comm is None else a.comm.median_exposed_comm_ns(with_gpu)
+    counts = kernel_counts(a)
     return VerdictInputs(
         mode=inp.mode,
-        kernels=ps.kernels,
-        activities=ps.activities,
+        kernels=counts.kernels,
+        activities=counts.activities,
         launches=ps.launches,
         gpu_busy_ns=ps.gpu_busy_ns if a.comm is None else
         float(np.median(busy)) if busy.size else 0.0,
@@ -316,6 +346,7 @@ def verdict_inputs(inp: ModeInput, row: ComparisonRow) -> VerdictInputs:
         top_family_share=top.share if top else None,
         context=mode_context(row, a),
         exposed_comm_ns=exposed,
+        comm_kernels=counts.comm_kernels,
     )
 
 
@@ -345,11 +376,15 @@ def _different_devices(v: Verdict, base_device: str, device: str) -> Verdict:
 
 
 def _counts(base: ComparisonRow, row: ComparisonRow) -> dict[str, tuple[float, float]]:
+    """The headline's counts (baseline, mode): launches, kernels (compute kernels) and, when
+    either trace has communication kernels, those (0 for the side without)."""
     out = {}
     for name in ("launches", "kernels"):
         b, m = getattr(base, name), getattr(row, name)
         if b is not None and m is not None:
             out[name] = (b, m)
+    if "kernels" in out and (base.comm_kernels is not None or row.comm_kernels is not None):
+        out["communication kernels"] = (base.comm_kernels or 0.0, row.comm_kernels or 0.0)
     return out
 
 
