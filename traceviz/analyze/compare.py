@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from traceviz.analyze.distributed.bounding import BoundingRank, as_evidence, bounding_paired
 from traceviz.analyze.distributed.launch import LaunchEvidence, distributed_launch_verdict
 from traceviz.analyze.headline import Headline, build_headline
 from traceviz.analyze.host_wait import HostWaitShift, host_wait_shift
@@ -82,6 +83,9 @@ class ModeInput:
     ranks: LaunchEvidence | None = None
     #: the analysis of the mode's stacked trace (Python stacks), read for host-wait sources only
     stack_analysis: Analysis | None = None
+    #: a distributed mode's bounding rank (the straggler, else the slowest rank) and its exposed
+    #: communication (:mod:`traceviz.analyze.distributed.bounding`)
+    bounding: BoundingRank | None = None
 
 
 @dataclass(frozen=True)
@@ -270,6 +274,18 @@ def unprofiled_split(inp: ModeInput, ev: SpeedEvidence, t: Thresholds) -> Unprof
     if ev.source != PAIRED or not isinstance(paired, dict):
         return None
     return split_from_paired(paired, t.host_bound_max_lag_steps)
+
+
+def bounding_split(inp: ModeInput, base: ModeInput, t: Thresholds) -> UnprofiledSplit | None:
+    """The unprofiled split on the host issue times of the bounding ranks (baseline side: the
+    baseline's, mode side: the mode's; :func:`traceviz.analyze.distributed.bounding.
+    bounding_paired`); ``None`` unless both modes are distributed and the mode's paired block
+    records every rank's issue times."""
+    paired = _get(inp.manifest, "paired")
+    if inp.bounding is None or base.bounding is None or not isinstance(paired, dict):
+        return None
+    bounded = bounding_paired(paired, base.bounding.rank, inp.bounding.rank)
+    return None if bounded is None else split_from_paired(bounded, t.host_bound_max_lag_steps)
 
 
 def rules_note(inp: ModeInput, ev: SpeedEvidence) -> str:
@@ -471,7 +487,10 @@ def compare(
             continue
         assert inp.analysis is not None and base_inp.analysis is not None
         vi = verdict_inputs(inp, row)
-        split = unprofiled_split(inp, ev, t)
+        # a distributed mode with every rank's issue times: the bounding ranks' split
+        bounded = bounding_split(inp, base_inp, t) if ev.source == PAIRED else None
+        on_bounding = bounded is not None and bool(ev.speedup)  # the split below is used
+        split = bounded or unprofiled_split(inp, ev, t)
         if split is not None and ev.speedup:
             splits[inp.mode] = split
             w = build_unprofiled_waterfall(
@@ -479,7 +498,7 @@ def compare(
                 baseline_ms=split.baseline.period_ms, speedup=ev.speedup,
                 issue_saved_ms=split.issue_saved_ms.value)
             found = (fusion_verdict(vi, base_vi, speed, t, unprofiled_saved_ns=-w.delta_ns,
-                                    unprofiled_busy_saved_ns=-w.parts["gpu_busy_ns"]),
+                                    unprofiled_busy_saved_ns=-w.compute_busy_delta_ns),
                      unprofiled_launch_verdict(vi, base_vi, speed, split, t))
         else:
             w = build_waterfall(inp.mode, inp.analysis, baseline, base_inp.analysis)
@@ -493,18 +512,36 @@ def compare(
                      if inp.stack_analysis is not None else "")
             found = tuple(replace(v, explanation=f"{v.explanation}; {where}{shift.phrase()}")
                           if v.kind == "launch" else v for v in found)
-        if inp.ranks is not None and base_inp.ranks is not None:  # profile --nproc
+        bounding = (None if inp.bounding is None or base_inp.bounding is None
+                    else (base_inp.bounding, inp.bounding))
+        if inp.ranks is not None and base_inp.ranks is not None:  # distributed
             found = tuple(distributed_launch_verdict(v, base_inp.ranks, inp.ranks,
-                                                     speed.status, t.launch_min_wait_share)
+                                                     speed.status, t.launch_min_wait_share,
+                                                     on_bounding)
+                          if v.kind == "launch" else v for v in found)
+        if bounding is not None:
+            found = tuple(_with_bounding(v, bounding, on_bounding)
                           if v.kind == "launch" else v for v in found)
         if other:
             found = tuple(_different_devices(v, base_inp.device or "", inp.device or "")
                           for v in found)
         verdicts.extend(found)
         headlines.append(build_headline(inp.mode, ev, speed.status, w,
-                                        _counts(base_row, row), context))
+                                        _counts(base_row, row), context, bounding=bounding))
     return Comparison(baseline, rows, tuple(waterfalls), tuple(verdicts), t, tuple(notes),
                       tuple(headlines), tuple(shifts), splits)
+
+
+def _with_bounding(v: Verdict, bounding: tuple[BoundingRank, BoundingRank],
+                   on_split: bool) -> Verdict:
+    """A distributed mode's launch verdict with its bounding ranks in the evidence; ``on_split``:
+    decided on their own host issue times, which the explanation then names."""
+    base, mode = bounding
+    text = v.explanation
+    if on_split:
+        text += (f"; host issue times of the bounding ranks (baseline rank {base.rank}, "
+                 f"mode rank {mode.rank}) against the step's time (each block's slowest rank)")
+    return replace(v, evidence={**v.evidence, **as_evidence(base, mode)}, explanation=text)
 
 
 def _sources_of(inp: ModeInput) -> Analysis | None:
