@@ -221,3 +221,15 @@ def test_without_per_rank_issue_times_todays_rule_applies_and_says_so(tmp_path: 
         assert launch.evidence["rules"] == "unprofiled, straggler"
         assert launch.status == status, launch.explanation
         assert launch.evidence["host_issue_ms"] == [0.25, 0.125]
+
+
+def test_on_the_cpu_the_bounding_ranks_split_still_knows_the_host_is_the_device(tmp_path):
+    # the block's issue time equals its time (the host is the device); rank 1's own issue
+    # times differ from the slowest rank's blocks, yet no launch claim is made on the CPU
+    p = paired_split([1.0] * 8, [0.5] * 8, [1.0] * 8, [0.5] * 8, iters=4)
+    p.update({"rank_baseline_issue_ms": [[1.0, 0.9375]] * 8,
+              "rank_mode_issue_ms": [[0.5, 0.4375]] * 8})
+    c = compare(run_inputs(tmp_path, p, peers_fall=False))
+    launch = next(v for v in c.verdicts if v.kind == "launch")
+    assert launch.evidence["rules"] == "unprofiled, bounding rank"
+    assert launch.status == "INCONCLUSIVE" and "the host is the device" in launch.explanation

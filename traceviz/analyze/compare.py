@@ -280,12 +280,19 @@ def bounding_split(inp: ModeInput, base: ModeInput, t: Thresholds) -> Unprofiled
     """The unprofiled split on the host issue times of the bounding ranks (baseline side: the
     baseline's, mode side: the mode's; :func:`traceviz.analyze.distributed.bounding.
     bounding_paired`); ``None`` unless both modes are distributed and the mode's paired block
-    records every rank's issue times."""
+    records every rank's issue times. Whether the host is the device (CPU) is the block's own
+    split's."""
     paired = _get(inp.manifest, "paired")
     if inp.bounding is None or base.bounding is None or not isinstance(paired, dict):
         return None
     bounded = bounding_paired(paired, base.bounding.rank, inp.bounding.rank)
-    return None if bounded is None else split_from_paired(bounded, t.host_bound_max_lag_steps)
+    split = None if bounded is None else split_from_paired(bounded, t.host_bound_max_lag_steps)
+    own = split_from_paired(paired, t.host_bound_max_lag_steps)
+    if split is None or own is None:
+        return None
+    # On the CPU the host is the device on every rank: each block's issue time is its time,
+    # which a bounding rank's issue time (against another rank's block) no longer shows.
+    return replace(split, host_is_device=own.host_is_device)
 
 
 def rules_note(inp: ModeInput, ev: SpeedEvidence) -> str:
