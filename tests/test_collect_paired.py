@@ -111,3 +111,34 @@ def test_each_block_records_its_host_issue_time_beside_its_period():
     assert out["baseline_issue_ms"] == [0.5] * 4
     assert out["mode_issue_ms"] == [0.25] * 4
     assert len(out["baseline_issue_ms"]) == len(out["baseline_block_ms"]) == out["pairs"]
+
+
+class TwoRanks:
+    """A :class:`~traceviz.collect.paired.Lockstep` of this rank (0) and a scripted rank 1
+    whose blocks are ``peer_extra_ms`` longer and whose host issue is ``peer_issue_share`` of
+    its block time."""
+
+    def __init__(self, peer_extra_ms: float, peer_issue_share: float) -> None:
+        self.extra, self.share = peer_extra_ms, peer_issue_share
+
+    def barrier(self) -> None:
+        pass
+
+    def gather(self, values: list[float]) -> list[list[float]]:
+        if len(values) == 2:  # steps per block
+            return [values, values]
+        a, b = values[0] + self.extra, values[2] + self.extra
+        return [values, [a, a * self.share, b, b * self.share, values[4]]]
+
+
+def test_lockstep_keeps_every_ranks_issue_time_and_the_slowest_ranks_as_the_blocks():
+    # rank 0: 2.0 / 1.0 ms blocks, issue 25 %; rank 1 is 0.5 ms slower, issue 90 %: rank 1's
+    # block and issue time are the block's, and both ranks' issue times are kept
+    out = measure_paired(baseline, mode, ScriptedClock(2.0, 1.0, issue_share=0.25),
+                         settings(min_pairs=4, max_pairs=4), now=Ticker(0.0),
+                         lockstep=TwoRanks(0.5, 0.9))
+    assert out["baseline_block_ms"] == [2.5] * 4 and out["mode_block_ms"] == [1.5] * 4
+    assert out["baseline_issue_ms"] == pytest.approx([2.25] * 4)
+    assert out["rank_baseline_issue_ms"] == [pytest.approx([0.5, 2.25])] * 4
+    assert out["rank_mode_issue_ms"] == [pytest.approx([0.25, 1.35])] * 4
+    assert out["slowest_rank_blocks"] == {"1": 8}

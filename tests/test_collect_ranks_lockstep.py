@@ -63,6 +63,10 @@ def test_the_next_mode_runs_and_times_pairs_in_lockstep(faulty_run: dict) -> Non
                             (p["mode_block_ms"], p["rank_mode_block_ms"])):
         assert all(b == max(r) and len(r) == 2 for b, r in zip(block, per_rank, strict=True))
     assert sum(p["slowest_rank_blocks"].values()) == 2 * p["pairs"]
+    for issue, per_rank in ((p["baseline_issue_ms"], p["rank_baseline_issue_ms"]),
+                            (p["mode_issue_ms"], p["rank_mode_issue_ms"])):
+        assert len(per_rank) == p["pairs"] and all(len(r) == 2 for r in per_rank)
+        assert all(i in r for i, r in zip(issue, per_rank, strict=True))  # the slowest's
     assert p["speedup"] > 0 and p["ci_low"] <= p["speedup"] <= p["ci_high"]
     assert [r["paired"]["baseline_block_ms"] for r in e["ranks"]] == [p["baseline_block_ms"]] * 2
 

@@ -93,7 +93,7 @@ def test_overall_is_one_union_over_attributed_activities(tmp_path: Path) -> None
     assert c is not None and c.kernels == 3
     assert (c.compute_busy_ns, c.comm_ns, c.overlap_ns, c.exposed_comm_ns) == (
         90_000, 120_000, 30_000, 90_000)
-    assert c.sums() == CommStep(-1, 90_000, 120_000, 30_000)
+    assert c.sums() == CommStep(-1, 90_000, 120_000, 30_000, comm_kernels=3)
 
 
 def test_trace_without_communication_has_no_split_and_no_json_key(tmp_path: Path) -> None:

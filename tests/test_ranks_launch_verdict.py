@@ -60,3 +60,16 @@ def test_evidence_is_read_from_a_manifest_ranks_summary():
     assert launch_evidence_from_summary(summary) == LaunchEvidence(1, 9 * MS, 9 * MS, 10 * MS)
     assert launch_evidence_from_summary(None) is None
     assert launch_evidence_from_summary({"per_rank": []}) is None
+
+
+def test_the_rule_that_applied_is_in_the_evidence():
+    mode = LaunchEvidence(1, 7 * MS, 5 * MS, 6 * MS)  # meets the straggler rule (first test)
+    v = distributed_launch_verdict(single_rank(), BASE, mode, "WIN", 0.5)
+    assert v.evidence["rules"] == "profiled-trace, straggler"
+    on_split = Verdict("cudagraph", "launch", "NO_WIN", {"rules": "unprofiled"}, {}, "GPU-bound")
+    kept = distributed_launch_verdict(on_split, BASE, mode, "WIN", 0.5, bounding_split=True)
+    assert kept.status == "NO_WIN"  # decided on the bounding rank's own split: not overruled
+    assert kept.evidence["rules"] == "unprofiled, bounding rank"
+    assert kept.evidence["straggler_host_wait_us"] == [9000.0, 7000.0]
+    assert distributed_launch_verdict(on_split, BASE, mode, "WIN", 0.5).evidence["rules"] == (
+        "unprofiled, straggler")

@@ -11,7 +11,10 @@ every stream, integer ns:
   trace a collective's wait for its peers cannot be told from its transfer);
 * ``overlap`` = ``|C ∩ M|`` = ``|C| + |M| − |C ∪ M|``: communication hidden behind compute;
 * ``exposed_comm`` = ``|M \\ C|`` = ``comm − overlap``: time the GPU did communication and
-  nothing else.
+  nothing else;
+* ``comm_kernels``: how many communication kernels the step has (a count, not a union), so
+  that a kernel count can leave them out: **compute kernels** of a step = its kernels −
+  ``comm_kernels`` (what fusion counts, ``docs/comparison.md``).
 
 Per step, and **overall**: the same over every activity attributed to some step, as one set
 (not the sum of the steps: step periods may overlap).
@@ -49,6 +52,7 @@ class CommStep:
     compute_busy_ns: int  # |C|: union of the step's non-communication activities
     comm_ns: int  # |M|: union of the step's communication kernels
     overlap_ns: int  # |C ∩ M|
+    comm_kernels: int = 0  # communication kernels attributed to the step (a count)
 
     @property
     def exposed_comm_ns(self) -> int:
@@ -102,7 +106,14 @@ class CommSplit:
         def total(name: str) -> int:
             return int(self.steps.column(name).sum())
 
-        return CommStep(-1, total("compute_busy_ns"), total("comm_ns"), total("overlap_ns"))
+        return CommStep(-1, total("compute_busy_ns"), total("comm_ns"), total("overlap_ns"),
+                        total("comm_kernels"))
+
+    def median_exposed_comm_ns(self, steps: np.ndarray) -> float:
+        """Median exposed communication per step over the steps selected by the bool mask
+        ``steps`` (one per step; e.g. the steps with GPU work); 0.0 when none is selected."""
+        values = self.steps.values("exposed_comm_ns")[steps]
+        return float(np.median(values)) if len(values) else 0.0
 
 
 def comm_rows(trace: Trace) -> np.ndarray:
@@ -151,6 +162,8 @@ def comm_split(trace: Trace, activity_step: np.ndarray, n_steps: int) -> CommSpl
     compute = _union_per_step(comp_step, ts, end, n_steps)
     comm = _union_per_step(comm_step, ts, end, n_steps)
     both = _union_per_step(step, ts, end, n_steps)
+    counted = comm_step[comm_step >= 0]
+    comm_kernels = np.bincount(counted, minlength=n_steps)[:n_steps].astype(np.int64)
     overlap = compute + comm - both
     attributed = step >= 0
     comp = attributed & ~is_comm
@@ -160,7 +173,7 @@ def comm_split(trace: Trace, activity_step: np.ndarray, n_steps: int) -> CommSpl
         kernels=int(np.count_nonzero(is_comm)),
         steps=CommStepTable({"index": np.arange(n_steps, dtype=np.int64),
                              "compute_busy_ns": compute, "comm_ns": comm,
-                             "overlap_ns": overlap}),
+                             "overlap_ns": overlap, "comm_kernels": comm_kernels}),
         compute_busy_ns=union_length(ts[comp], end[comp]),
         comm_ns=union_length(ts[comm_any], end[comm_any]),
         overlap_ns=_overlap(ts[comp], end[comp], ts[comm_any], end[comm_any]),

@@ -6,6 +6,8 @@ trace plus, for a run directory, the mode's manifest entry (see
 
 * rows (kernels/step, launches/step, busy/step, period, ``cpu_bound_share``): **medians** over
   the steps with GPU work (:class:`~traceviz.analyze.model.PerStep`), robust to one odd step;
+  in a trace with communication kernels, kernels/step counts **compute kernels** only and
+  ``comm_kernels`` the communication kernels (:func:`kernel_counts`);
 * waterfall (:mod:`traceviz.analyze.waterfall`): in unprofiled units when the mode has the
   unprofiled split (:mod:`traceviz.analyze.unprofiled`: paired blocks with host issue times) —
   the pair-level baseline step time, the paired speed-up, and the lean traces' mean GPU busy —
@@ -38,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from traceviz.analyze.distributed.bounding import BoundingRank, as_evidence, bounding_paired
 from traceviz.analyze.distributed.launch import LaunchEvidence, distributed_launch_verdict
 from traceviz.analyze.headline import Headline, build_headline
 from traceviz.analyze.host_wait import HostWaitShift, host_wait_shift
@@ -80,6 +83,9 @@ class ModeInput:
     ranks: LaunchEvidence | None = None
     #: the analysis of the mode's stacked trace (Python stacks), read for host-wait sources only
     stack_analysis: Analysis | None = None
+    #: a distributed mode's bounding rank (the straggler, else the slowest rank) and its exposed
+    #: communication (:mod:`traceviz.analyze.distributed.bounding`)
+    bounding: BoundingRank | None = None
 
 
 @dataclass(frozen=True)
@@ -97,7 +103,7 @@ class ComparisonRow:
     period_ms: float | None  # profiled GPU period per step (median)
     profiled_step_ms: float | None  # wall time per step under the profiler (manifest)
     inflation: float | None  # profiled (lean trace) / unprofiled step time (see build_row)
-    kernels: float | None  # per step (median)
+    kernels: float | None  # compute kernels per step (median): communication kernels left out
     launches: float | None
     kernels_per_launch: float | None  # GPU activities per launch call
     gpu_busy_ms: float | None
@@ -112,6 +118,8 @@ class ComparisonRow:
     recompiles: int | None = None
     cudagraph_skips: tuple[str, ...] = ()
     stack_inflation: float | None = None  # the stacked trace's step time / unprofiled
+    #: communication kernels per step (median); None for a trace without them
+    comm_kernels: float | None = None
 
 
 @dataclass(frozen=True)
@@ -187,12 +195,38 @@ def _inflation(m: dict[str, Any] | None, key: str, profiled_ms: float | None,
     return profiled / median_ms if profiled and median_ms else None
 
 
+@dataclass(frozen=True)
+class KernelCounts:
+    """Per-step kernel counts of one trace, medians over the steps with GPU work."""
+
+    kernels: float  # compute kernels: every kernel but the communication kernels
+    activities: float  # GPU activities less the communication kernels
+    comm_kernels: float | None  # None: the trace has no communication kernel
+
+
+def kernel_counts(a: Analysis) -> KernelCounts:
+    """The compute / communication kernel counts per step of ``a`` (each a median of the
+    per-step values, so compute kernels are the median of kernels − communication kernels,
+    not a difference of medians); a trace without communication kernels keeps
+    :class:`~traceviz.analyze.model.PerStep`'s counts."""
+    if a.comm is None:
+        return KernelCounts(a.per_step.kernels, a.per_step.activities, None)
+    has = a.steps.has_gpu()
+    comm = a.comm.steps.column("comm_kernels")
+
+    def med(values: np.ndarray) -> float:
+        return float(np.median(values[has])) if has.any() else 0.0
+
+    return KernelCounts(med(a.compute_kernels()), med(a.steps.activities() - comm), med(comm))
+
+
 def build_row(inp: ModeInput) -> ComparisonRow:
     """The comparison row of one input (manifest fields are ``None`` without a manifest)."""
     m = inp.manifest
     status = str(_get(m, "status") or ("ok" if inp.analysis is not None else "missing"))
     median = _float(_get(m, "timing", "median_ms"))
     ps = inp.analysis.per_step if inp.analysis is not None else None
+    counts = kernel_counts(inp.analysis) if inp.analysis is not None else None
     period_ms = ps.period_ns / 1e6 if ps is not None and ps.period_ns > 0 else None
     profiled_ms = _float(_get(m, "profiled", "step_ms"))
     profiled = profiled_ms if profiled_ms is not None else period_ms
@@ -214,7 +248,7 @@ def build_row(inp: ModeInput) -> ComparisonRow:
         period_ms=period_ms,
         profiled_step_ms=profiled_ms,
         inflation=_inflation(m, "profiled", profiled, median),
-        kernels=ps.kernels if ps else None,
+        kernels=counts.kernels if counts else None,
         launches=ps.launches if ps else None,
         kernels_per_launch=ps.kernels_per_launch if ps else None,
         gpu_busy_ms=ps.gpu_busy_ns / 1e6 if ps else None,
@@ -229,6 +263,7 @@ def build_row(inp: ModeInput) -> ComparisonRow:
         recompiles=_count(_get(m, "compile", "recompiles")),
         cudagraph_skips=skip_messages(_get(m, "compile", "cudagraph_skips")),
         stack_inflation=_inflation(m, "stack_profiled", None, median),
+        comm_kernels=counts.comm_kernels if counts else None,
     )
 
 
@@ -239,6 +274,25 @@ def unprofiled_split(inp: ModeInput, ev: SpeedEvidence, t: Thresholds) -> Unprof
     if ev.source != PAIRED or not isinstance(paired, dict):
         return None
     return split_from_paired(paired, t.host_bound_max_lag_steps)
+
+
+def bounding_split(inp: ModeInput, base: ModeInput, t: Thresholds) -> UnprofiledSplit | None:
+    """The unprofiled split on the host issue times of the bounding ranks (baseline side: the
+    baseline's, mode side: the mode's; :func:`traceviz.analyze.distributed.bounding.
+    bounding_paired`); ``None`` unless both modes are distributed and the mode's paired block
+    records every rank's issue times. Whether the host is the device (CPU) is the block's own
+    split's."""
+    paired = _get(inp.manifest, "paired")
+    if inp.bounding is None or base.bounding is None or not isinstance(paired, dict):
+        return None
+    bounded = bounding_paired(paired, base.bounding.rank, inp.bounding.rank)
+    split = None if bounded is None else split_from_paired(bounded, t.host_bound_max_lag_steps)
+    own = split_from_paired(paired, t.host_bound_max_lag_steps)
+    if split is None or own is None:
+        return None
+    # On the CPU the host is the device on every rank: each block's issue time is its time,
+    # which a bounding rank's issue time (against another rank's block) no longer shows.
+    return replace(split, host_is_device=own.host_is_device)
 
 
 def rules_note(inp: ModeInput, ev: SpeedEvidence) -> str:
@@ -294,13 +348,12 @@ def verdict_inputs(inp: ModeInput, row: ComparisonRow) -> VerdictInputs:
     with_gpu = a.steps.column("period_ns") > 0
     busy = a.compute_busy()[with_gpu].astype(np.float64)
     p10, p90 = np.percentile(busy, [10, 90]) if busy.size else (0.0, 0.0)
-    exposed = (None if a.comm is None else
-               float(np.median(a.comm.steps.values("exposed_comm_ns")[with_gpu]))
-               if with_gpu.any() else 0.0)
+    exposed = None if a.comm is None else a.comm.median_exposed_comm_ns(with_gpu)
+    counts = kernel_counts(a)
     return VerdictInputs(
         mode=inp.mode,
-        kernels=ps.kernels,
-        activities=ps.activities,
+        kernels=counts.kernels,
+        activities=counts.activities,
         launches=ps.launches,
         gpu_busy_ns=ps.gpu_busy_ns if a.comm is None else
         float(np.median(busy)) if busy.size else 0.0,
@@ -316,6 +369,7 @@ def verdict_inputs(inp: ModeInput, row: ComparisonRow) -> VerdictInputs:
         top_family_share=top.share if top else None,
         context=mode_context(row, a),
         exposed_comm_ns=exposed,
+        comm_kernels=counts.comm_kernels,
     )
 
 
@@ -345,11 +399,15 @@ def _different_devices(v: Verdict, base_device: str, device: str) -> Verdict:
 
 
 def _counts(base: ComparisonRow, row: ComparisonRow) -> dict[str, tuple[float, float]]:
+    """The headline's counts (baseline, mode): launches, kernels (compute kernels) and, when
+    either trace has communication kernels, those (0 for the side without)."""
     out = {}
     for name in ("launches", "kernels"):
         b, m = getattr(base, name), getattr(row, name)
         if b is not None and m is not None:
             out[name] = (b, m)
+    if "kernels" in out and (base.comm_kernels is not None or row.comm_kernels is not None):
+        out["communication kernels"] = (base.comm_kernels or 0.0, row.comm_kernels or 0.0)
     return out
 
 
@@ -436,7 +494,10 @@ def compare(
             continue
         assert inp.analysis is not None and base_inp.analysis is not None
         vi = verdict_inputs(inp, row)
-        split = unprofiled_split(inp, ev, t)
+        # a distributed mode with every rank's issue times: the bounding ranks' split
+        bounded = bounding_split(inp, base_inp, t) if ev.source == PAIRED else None
+        on_bounding = bounded is not None and bool(ev.speedup)  # the split below is used
+        split = bounded or unprofiled_split(inp, ev, t)
         if split is not None and ev.speedup:
             splits[inp.mode] = split
             w = build_unprofiled_waterfall(
@@ -444,7 +505,7 @@ def compare(
                 baseline_ms=split.baseline.period_ms, speedup=ev.speedup,
                 issue_saved_ms=split.issue_saved_ms.value)
             found = (fusion_verdict(vi, base_vi, speed, t, unprofiled_saved_ns=-w.delta_ns,
-                                    unprofiled_busy_saved_ns=-w.parts["gpu_busy_ns"]),
+                                    unprofiled_busy_saved_ns=-w.compute_busy_delta_ns),
                      unprofiled_launch_verdict(vi, base_vi, speed, split, t))
         else:
             w = build_waterfall(inp.mode, inp.analysis, baseline, base_inp.analysis)
@@ -458,18 +519,36 @@ def compare(
                      if inp.stack_analysis is not None else "")
             found = tuple(replace(v, explanation=f"{v.explanation}; {where}{shift.phrase()}")
                           if v.kind == "launch" else v for v in found)
-        if inp.ranks is not None and base_inp.ranks is not None:  # profile --nproc
+        bounding = (None if inp.bounding is None or base_inp.bounding is None
+                    else (base_inp.bounding, inp.bounding))
+        if inp.ranks is not None and base_inp.ranks is not None:  # distributed
             found = tuple(distributed_launch_verdict(v, base_inp.ranks, inp.ranks,
-                                                     speed.status, t.launch_min_wait_share)
+                                                     speed.status, t.launch_min_wait_share,
+                                                     on_bounding)
+                          if v.kind == "launch" else v for v in found)
+        if bounding is not None:
+            found = tuple(_with_bounding(v, bounding, on_bounding)
                           if v.kind == "launch" else v for v in found)
         if other:
             found = tuple(_different_devices(v, base_inp.device or "", inp.device or "")
                           for v in found)
         verdicts.extend(found)
         headlines.append(build_headline(inp.mode, ev, speed.status, w,
-                                        _counts(base_row, row), context))
+                                        _counts(base_row, row), context, bounding=bounding))
     return Comparison(baseline, rows, tuple(waterfalls), tuple(verdicts), t, tuple(notes),
                       tuple(headlines), tuple(shifts), splits)
+
+
+def _with_bounding(v: Verdict, bounding: tuple[BoundingRank, BoundingRank],
+                   on_split: bool) -> Verdict:
+    """A distributed mode's launch verdict with its bounding ranks in the evidence; ``on_split``:
+    decided on their own host issue times, which the explanation then names."""
+    base, mode = bounding
+    text = v.explanation
+    if on_split:
+        text += (f"; host issue times of the bounding ranks (baseline rank {base.rank}, "
+                 f"mode rank {mode.rank}) against the step's time (each block's slowest rank)")
+    return replace(v, evidence={**v.evidence, **as_evidence(base, mode)}, explanation=text)
 
 
 def _sources_of(inp: ModeInput) -> Analysis | None:

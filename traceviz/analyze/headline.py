@@ -4,7 +4,10 @@ Order (``docs/comparison.md``): the outcome (speed-up with its CI, or the unpair
 evidence), then where the time went (the waterfall: with the unprofiled split, the step time
 change without the profiler and its parts; else the profiled waterfall's largest changes, ms
 or µs per step, labelled "profiled"), then the counts (launches, kernels per step), then the
-context (cudagraph skips, graph breaks, recompiles, input copies, a failed capture). The
+context (cudagraph skips, graph breaks, recompiles, input copies, a failed capture). A
+distributed mode adds, after where the time went, the rank that bounds its step and that
+rank's exposed communication before → after (:mod:`traceviz.analyze.distributed.bounding`;
+the numbers are in :attr:`Headline.ranks` too). The
 unprofiled total is baseline / speed-up − baseline, so its sign is always the speed-up's. For
 example::
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from traceviz.analyze.distributed.bounding import BoundingRank, as_evidence, headline_clause
 from traceviz.analyze.speed import SpeedEvidence, describe
 from traceviz.analyze.waterfall import UNPROFILED, Waterfall
 
@@ -54,6 +58,9 @@ class Headline:
     ci_low: float | None
     ci_high: float | None
     level: float | None
+    #: distributed modes: the bounding rank and its exposed communication, (baseline, mode)
+    #: lists (:func:`traceviz.analyze.distributed.bounding.as_evidence`); None otherwise
+    ranks: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,22 +111,26 @@ def build_headline(
     counts: dict[str, tuple[float, float]],
     context: tuple[str, ...],
     fallback: str = "",
+    bounding: tuple[BoundingRank, BoundingRank] | None = None,
 ) -> Headline:
     """The headline of one mode.
 
     ``waterfall``: the mode's waterfall, ``None`` without one (then ``fallback`` says why,
     e.g. the mode failed). ``counts``: name → (baseline, mode) per-step medians, e.g.
-    ``{"launches": (48, 29)}``.
+    ``{"launches": (48, 29)}``. ``bounding``: the bounding ranks (baseline, mode) of a
+    distributed mode.
     """
     text = describe(ev)
     if waterfall is not None:
         text += _waterfall_text(waterfall)
     elif fallback:
         text += f"; {fallback}"
+    if bounding is not None:
+        text += "; " + headline_clause(*bounding)
     shown = [f"{_count(b)} → {_count(m)} {name}" for name, (b, m) in counts.items()]
     if shown:
         text += "; " + ", ".join(shown) + " per step"
     if context:
         text += "; " + "; ".join(context)
     return Headline(mode, text, speed_status, ev.source, ev.speedup, ev.ci_low, ev.ci_high,
-                    ev.level)
+                    ev.level, None if bounding is None else as_evidence(*bounding))

@@ -355,6 +355,12 @@ class Analysis:
         return (self.steps.column("gpu_busy_ns") if self.comm is None
                 else self.comm.steps.column("compute_busy_ns"))
 
+    def compute_kernels(self) -> np.ndarray:
+        """int64 per step: its kernels that are not communication kernels (``docs/metrics.md``,
+        "Communication, one trace"); the step's ``kernels`` in a trace without them."""
+        kernels = self.steps.column("kernels")
+        return kernels if self.comm is None else kernels - self.comm.steps.column("comm_kernels")
+
     def representative_step(self) -> StepMetrics | None:
         """The step with GPU work whose period is the median (lower median for even counts;
         among equal periods, the earlier step)."""

@@ -4,14 +4,14 @@ Three kinds of verdict per non-baseline mode (rules in ``docs/comparison.md``):
 
 ``speed``   the outcome on the stopwatch (:mod:`traceviz.analyze.speed`: paired timing with a
             CI, else unpaired medians, else the profiled period).
-``fusion``  kernels/step fell, GPU busy/step (lean trace; compute busy, communication kernels
-            excluded, when the trace has them) fell by more than its step-to-step
-            spread, outputs match, and the step did not get slower. With the unprofiled split
-            (paired timing with host issue times) the speed must be a WIN and the busy saved at
-            least ``fusion_min_busy_share`` of the unprofiled step time saved; without it (the
-            profiled-trace rules), unless speed is WIN the median profiled period must be
-            lower. REGRESSION: GPU busy rose beyond its spread without fewer kernels, and the
-            step is not faster (speed not WIN).
+``fusion``  kernels/step fell, GPU busy/step (lean trace; compute kernels and compute busy,
+            communication kernels excluded, when the trace has them) fell by more than its
+            step-to-step spread, outputs match, and the step did not get slower. With the
+            unprofiled split (paired timing with host issue times) the speed must be a WIN and
+            the busy saved at least ``fusion_min_busy_share`` of the unprofiled step time
+            saved; without it (the profiled-trace rules), unless speed is WIN the median
+            profiled period must be lower. REGRESSION: GPU busy rose beyond its spread without
+            fewer kernels, and the step is not faster (speed not WIN).
 ``launch``  with the unprofiled split: :mod:`traceviz.analyze.launch_unprofiled` (speed WIN,
             the baseline host-bound without the profiler, and the saving of host issue time
             explains at least ``launch_min_wait_share`` of the step time saved). Profiled-trace
@@ -227,8 +227,8 @@ class VerdictInputs:
     """What one mode contributes to a verdict (per-step medians unless said; ns as named)."""
 
     mode: str
-    kernels: float
-    activities: float  # kernels + memcpys + memsets
+    kernels: float  # compute kernels: communication kernels left out
+    activities: float  # kernels + memcpys + memsets (communication kernels left out)
     launches: float
     gpu_busy_ns: float  # compute busy when the trace has communication kernels
     busy_spread_ns: float  # p90 - p10 of the per-step GPU (compute) busy (steps with GPU work)
@@ -245,6 +245,8 @@ class VerdictInputs:
     # Median exposed communication per step (docs/metrics.md "Communication, one trace"); None
     # when the trace has no communication kernel (then gpu_busy_ns is the whole GPU busy).
     exposed_comm_ns: float | None = None
+    # Median communication kernels per step; None when the trace has none.
+    comm_kernels: float | None = None
 
 
 @dataclass(frozen=True)
@@ -344,14 +346,19 @@ def fusion_verdict(
     comm = base.exposed_comm_ns is not None or mode.exposed_comm_ns is not None
     if comm:  # communication kernels: busy is compute busy, exposed communication beside it
         evidence["busy_basis"] = "compute busy (communication kernels excluded)"
+        evidence["kernels_basis"] = "compute kernels (communication kernels excluded)"
+        evidence["comm_kernels_per_step"] = [x.comm_kernels or 0.0 for x in (base, mode)]
         evidence["exposed_comm_us_per_step"] = [
             None if x.exposed_comm_ns is None else x.exposed_comm_ns / 1000 for x in (base, mode)]
     busy = (f"{'compute' if comm else 'GPU'} busy/step {base.gpu_busy_ns / 1000:,.1f} → "
             f"{mode.gpu_busy_ns / 1000:,.1f} µs "
             f"({_change(relative_drop(base.gpu_busy_ns, mode.gpu_busy_ns))}; step-to-step "
             f"spread ±{spread / 1000:,.1f} µs)")
-    facts = (f"medians over steps: kernels/step {base.kernels:,g} → {mode.kernels:,g} "
-             f"({_change(k_drop)}), {busy}")
+    kernels = (f"compute kernels/step {base.kernels:,g} → {mode.kernels:,g} ({_change(k_drop)}; "
+               f"communication kernels/step {base.comm_kernels or 0:,g} → "
+               f"{mode.comm_kernels or 0:,g}, not counted)" if comm else
+               f"kernels/step {base.kernels:,g} → {mode.kernels:,g} ({_change(k_drop)})")
+    facts = f"medians over steps: {kernels}, {busy}"
 
     def verdict(status: str, text: str) -> Verdict:
         if rules_note:

@@ -22,7 +22,10 @@ before each block, and after each pair the ranks exchange their block and issue 
 block's time is the **slowest rank's** (the step ends when the last rank's does); the issue
 time is that rank's too. The stopping rule then sees the same numbers on every rank (the
 elapsed time is the largest), so every rank stops after the same pair. Each rank's own block
-times are kept (``rank_baseline_block_ms`` / ``rank_mode_block_ms``: per pair, per rank).
+times and host issue times are kept (``rank_baseline_block_ms`` / ``rank_mode_block_ms``,
+``rank_baseline_issue_ms`` / ``rank_mode_issue_ms``: per pair, per rank), so the comparison
+can read the host/GPU split of the rank that bounds the step
+(:mod:`traceviz.analyze.distributed.bounding`).
 """
 
 from __future__ import annotations
@@ -102,8 +105,9 @@ def measure_paired(
     Returns the manifest's ``paired`` block: the per-pair block times and host issue times
     (ms per step), the steps per block, the speed-up estimate with its CI, the pair count and
     why it stopped. ``lockstep``: time with the other ranks (module docstring); the block
-    adds ``ranks``, ``rank_baseline_block_ms``, ``rank_mode_block_ms`` and
-    ``slowest_rank_blocks`` (per rank, how many blocks it was the slowest in).
+    adds ``ranks``, ``rank_baseline_block_ms``, ``rank_mode_block_ms``,
+    ``rank_baseline_issue_ms``, ``rank_mode_issue_ms`` and ``slowest_rank_blocks`` (per rank,
+    how many blocks it was the slowest in).
     """
     for _ in range(settings.warmup):
         baseline()
@@ -122,6 +126,8 @@ def measure_paired(
     mode_issue: list[float] = []
     rank_base: list[list[float]] = []
     rank_mode: list[list[float]] = []
+    rank_base_issue: list[list[float]] = []
+    rank_mode_issue: list[list[float]] = []
     slowest_count: dict[int, int] = {}
     begin = now()
     stopped = None
@@ -144,12 +150,14 @@ def measure_paired(
         else:
             per_rank = lockstep.gather([a.period_ms, a.issue_ms, b.period_ms, b.issue_ms,
                                         elapsed])
-            for period, issue, ms, issues, rows in ((0, 1, base_ms, base_issue, rank_base),
-                                                    (2, 3, mode_ms, mode_issue, rank_mode)):
+            for period, issue, ms, issues, rows, issue_rows in (
+                    (0, 1, base_ms, base_issue, rank_base, rank_base_issue),
+                    (2, 3, mode_ms, mode_issue, rank_mode, rank_mode_issue)):
                 p, i, r = _slowest(per_rank, period, issue)
                 ms.append(p)
                 issues.append(i)
                 rows.append([v[period] for v in per_rank])
+                issue_rows.append([v[issue] for v in per_rank])
                 slowest_count[r] = slowest_count.get(r, 0) + 1
             elapsed = max(v[4] for v in per_rank)
         pairs = len(base_ms)
@@ -180,6 +188,8 @@ def measure_paired(
             "ranks": len(rank_base[0]) if rank_base else 0,
             "rank_baseline_block_ms": rank_base,
             "rank_mode_block_ms": rank_mode,
+            "rank_baseline_issue_ms": rank_base_issue,
+            "rank_mode_issue_ms": rank_mode_issue,
             "slowest_rank_blocks": {str(r): n for r, n in sorted(slowest_count.items())},
         }),
     }

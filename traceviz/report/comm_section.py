@@ -46,6 +46,14 @@ def per_step_medians(a: Analysis) -> dict[str, float]:
     return {f: float(np.median(a.comm.steps.values(f)[with_gpu])) for f in FIELDS}
 
 
+def _median_comm_kernels(a: Analysis) -> float:
+    """Median communication kernels per step over the steps with GPU work (0 when none)."""
+    assert a.comm is not None
+    with_gpu = a.steps.column("period_ns") > 0
+    counts = a.comm.steps.column("comm_kernels")[with_gpu]
+    return float(np.median(counts)) if len(counts) else 0.0
+
+
 def comm_json(a: Analysis, shown: Sequence[int]) -> dict[str, Any]:
     """The ``communication`` key of the JSON report (``shown``: the step indexes listed)."""
     c = a.comm
@@ -55,8 +63,10 @@ def comm_json(a: Analysis, shown: Sequence[int]) -> dict[str, Any]:
         "kernels": c.kernels,
         "overall": {**_row(c), "hta_overlap_share": share(c.hta_overlap_share)},
         "per_step": {"statistic": "median over steps with GPU work",
-                     **{f.replace("_ns", "_us"): us(v) for f, v in med.items()}},
-        "steps": [{"name": a.steps[i].name, **_row(c.steps[i])} for i in shown],
+                     **{f.replace("_ns", "_us"): us(v) for f, v in med.items()},
+                     "comm_kernels": _median_comm_kernels(a)},
+        "steps": [{"name": a.steps[i].name, **_row(c.steps[i]),
+                   "comm_kernels": c.steps[i].comm_kernels} for i in shown],
     }
 
 

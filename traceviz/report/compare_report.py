@@ -54,18 +54,27 @@ def _analyze(path: Path, workers: int | None) -> tuple[Any, str | None]:
     return analyze(trace, workers=workers), device
 
 
-def _slowest_rank(run_dir: Path, names: list[str], workers: int | None
-                  ) -> tuple[Path | None, Any, str | None]:
+def _slowest_rank(run_dir: Path, names: list[str], straggler: int | None,
+                  workers: int | None) -> tuple[Path | None, Any, str | None, Any]:
     """The trace, analysis and device of a distributed mode's slowest rank (its step time is
-    the mode's: :mod:`traceviz.analyze.distributed.slowest`)."""
+    the mode's: :mod:`traceviz.analyze.distributed.slowest`), and the mode's bounding rank
+    (``straggler`` from its ``ranks_summary``, else the slowest:
+    :mod:`traceviz.analyze.distributed.bounding`)."""
+    from traceviz.analyze.analysis import analyze
+    from traceviz.analyze.distributed.bounding import bounding_rank
+    from traceviz.analyze.distributed.discover import rank_info
     from traceviz.analyze.distributed.slowest import slowest_rank_index
+    from traceviz.trace import load
 
     found = [run_dir / n for n in names if (run_dir / n).is_file()]
     if not found:
-        return None, None, None
-    analyzed = [_analyze(p, workers) for p in found]
-    i = slowest_rank_index([a for a, _ in analyzed])
-    return found[i], analyzed[i][0], analyzed[i][1]
+        return None, None, None, None
+    traces = [load(p, workers=workers) for p in found]
+    analyses = [analyze(t, workers=workers) for t in traces]
+    i = slowest_rank_index(analyses)
+    device = ", ".join(sorted({d.name for d in traces[i].meta.devices})) or None
+    ranked = [(rank_info(t)[0], a) for t, a in zip(traces, analyses, strict=True)]
+    return found[i], analyses[i], device, bounding_rank(ranked, straggler)
 
 
 def _stack_analysis(run_dir: Path, entry: Any, workers: int | None) -> Any:
@@ -94,19 +103,21 @@ def load_run_dir(run_dir: Path, *, workers: int | None = None) -> Inputs:
     inputs = []
     for mode, entry in modes.items():
         trace_name = (entry.get("profiled") or {}).get("trace") if isinstance(entry, dict) else None
-        analysis = device = None
+        analysis = device = bounding = None
         path = run_dir / trace_name if trace_name else None
         rank_traces = (entry.get("profiled") or {}).get("traces") if isinstance(entry, dict) \
             else None
-        if isinstance(rank_traces, list) and len(rank_traces) > 1:  # profile --nproc
-            path, analysis, device = _slowest_rank(run_dir, rank_traces, workers)
-        elif path is not None and path.is_file():
-            analysis, device = _analyze(path, workers)
         ranks = (launch_evidence_from_summary(entry.get("ranks_summary"))
                  if isinstance(entry, dict) else None)
+        if isinstance(rank_traces, list) and len(rank_traces) > 1:  # profile --nproc
+            path, analysis, device, bounding = _slowest_rank(
+                run_dir, rank_traces, ranks.straggler_rank if ranks is not None else None,
+                workers)
+        elif path is not None and path.is_file():
+            analysis, device = _analyze(path, workers)
         inputs.append(ModeInput(str(mode), str(path) if path else None, analysis,
                                 entry if isinstance(entry, dict) else None, device, ranks,
-                                _stack_analysis(run_dir, entry, workers)))
+                                _stack_analysis(run_dir, entry, workers), bounding))
     versions = None
     if isinstance(manifest.get("against"), dict):  # profile --against: lead with old → new
         from traceviz.report.version_report import load_version_runs
@@ -175,7 +186,7 @@ def load_rank_dirs(folders: list[Path], *, workers: int | None = None) -> Inputs
     sets = tuple(load_rank_set(mode, f, workers=workers)
                  for mode, f in zip(folder_labels(folders), folders, strict=True))
     modes = [ModeInput(s.mode, str(s.slowest_path), s.slowest_analysis, None, s.device,
-                       launch_evidence(s.ranks)) for s in sets]
+                       launch_evidence(s.ranks), bounding=s.bounding) for s in sets]
     return Inputs(modes, ", ".join(str(f) for f in folders), None, rank_sets=sets)
 
 

@@ -32,12 +32,22 @@ def row_cells(r: ComparisonRow) -> tuple[str, ...]:
         r.mode, status, time, ms(r.period_ms),
         "–" if r.inflation is None else f"{r.inflation:.2f}×",
         "–" if r.stack_inflation is None else f"{r.stack_inflation:.2f}×",
-        num(r.kernels, 1 if r.kernels and r.kernels % 1 else 0),
+        _kernels_cell(r),
         num(r.launches, 1 if r.launches and r.launches % 1 else 0),
         num(r.kernels_per_launch, 2), ms(r.gpu_busy_ms), pct(r.cpu_bound_share),
         "–" if r.first_call_s is None else f"{r.first_call_s:,.2f} s", mib(r.peak_mem_bytes),
         correct,
     )
+
+
+def _kernels_cell(r: ComparisonRow) -> str:
+    """Compute kernels per step, and the communication kernels beside them ("4 + 1 comm")."""
+    def count(x: float | None) -> str:
+        return num(x, 1 if x and x % 1 else 0)
+
+    if r.comm_kernels is None:
+        return count(r.kernels)
+    return f"{count(r.kernels)} + {count(r.comm_kernels)} comm"
 
 
 ROW_COLUMNS = [
@@ -120,7 +130,8 @@ def build_comparison_report(
                 "Per-step counts and times are medians over the steps with GPU work; "
                 "cpu-bound (median step) = the median over those steps of cpu_bound_share, "
                 "(host wait + sync wait) / period; "
-                "kernels/launch counts all GPU activities per launch call.",
+                "kernels/step counts compute kernels (\"+ N comm\": the communication "
+                "kernels, apart); kernels/launch counts all GPU activities per launch call.",
                 (table("tbl-modes", "Comparison", ROW_COLUMNS,
                         [row_cells(r) for r in c.rows]),
                  Figure("fig-times", figures.compare_times(c)),

@@ -64,16 +64,29 @@ def launch_evidence_from_summary(summary: Any) -> LaunchEvidence | None:
                           float(np.median(peers)) * 1000 if peers else None, slowest_ns)
 
 
+#: ``evidence["rules"]`` of a distributed mode's launch verdict decided on the bounding rank's
+#: own unprofiled split (:mod:`traceviz.analyze.distributed.bounding`).
+BOUNDING_SPLIT_RULES = "unprofiled, bounding rank"
+
+
 def distributed_launch_verdict(v: Verdict, base: LaunchEvidence, mode: LaunchEvidence,
-                               speed_status: str, min_wait_share: float) -> Verdict:
+                               speed_status: str, min_wait_share: float,
+                               bounding_split: bool = False) -> Verdict:
     """The launch verdict of a distributed mode, from the straggler and its peers.
 
     On N ranks a graph's saving on the straggler's host comes back as less comm wait on its
     peers, so the slowest rank's own host wait need not move. With a straggler in both runs:
-    the evidence gains the straggler's host wait and the peers' comm wait (baseline, mode, µs);
-    a speed WIN whose straggler host-wait drop is at least ``min_wait_share`` of the slowest
-    rank's period saved, with the peers' comm wait falling too, is a launch WIN ("launch
-    overhead removed on the straggler"). Otherwise the verdict stands, with the numbers added.
+    the evidence gains the straggler's host wait and the peers' comm wait (baseline, mode, µs).
+
+    ``bounding_split``: ``v`` was decided on the bounding rank's own unprofiled split (the
+    lockstep blocks with that rank's host issue times): its status stands, with the
+    straggler's numbers beside it, and ``evidence["rules"]`` is :data:`BOUNDING_SPLIT_RULES`.
+    Otherwise (no per-rank issue times: the profiled-trace rules, or an older lockstep run's
+    split on each block's slowest rank) the straggler rule applies and ``evidence["rules"]``
+    gains ", straggler": a speed WIN whose straggler host-wait drop is at least
+    ``min_wait_share`` of the slowest rank's period saved, with the peers' comm wait falling
+    too, is a launch WIN ("launch overhead removed on the straggler"); else the verdict stands,
+    with the numbers added. Without a straggler in both runs ``v`` is returned unchanged.
     """
     if (base.straggler_host_wait_ns is None or mode.straggler_host_wait_ns is None
             or base.slowest_period_ns is None or mode.slowest_period_ns is None):
@@ -90,7 +103,9 @@ def distributed_launch_verdict(v: Verdict, base: LaunchEvidence, mode: LaunchEvi
                                        None if mode.peers_comm_wait_ns is None
                                        else mode.peers_comm_wait_ns / 1000],
                 "slowest_period_us": [base.slowest_period_ns / 1000,
-                                      mode.slowest_period_ns / 1000]}
+                                      mode.slowest_period_ns / 1000],
+                "rules": (BOUNDING_SPLIT_RULES if bounding_split
+                          else f"{v.evidence.get('rules') or 'profiled-trace'}, straggler")}
     facts = (f"distributed: the straggler's (rank {mode.straggler_rank}) host wait "
              f"{base.straggler_host_wait_ns / 1e6:.2f} → {mode.straggler_host_wait_ns / 1e6:.2f}"
              f" ms/step, its peers' comm wait "
@@ -100,7 +115,8 @@ def distributed_launch_verdict(v: Verdict, base: LaunchEvidence, mode: LaunchEvi
              + f", slowest rank's period {base.slowest_period_ns / 1e6:.2f} → "
              f"{mode.slowest_period_ns / 1e6:.2f} ms/step")
     thresholds = {**v.thresholds, "launch_min_wait_share": min_wait_share}
-    if (v.status != WIN and speed_status == WIN and saved > 0 and peers is not None
+    if (not bounding_split and v.status != WIN and speed_status == WIN and saved > 0
+            and peers is not None
             and peers > 0 and host_drop >= min_wait_share * saved):
         return replace(v, status=WIN, evidence=evidence, thresholds=thresholds,
                        explanation=f"launch overhead removed on the straggler: its host wait "

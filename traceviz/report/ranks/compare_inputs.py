@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from traceviz.analyze.distributed.bounding import BoundingRank
 from traceviz.analyze.distributed.model import RanksAnalysis
 from traceviz.analyze.distributed.rank_input import RankFacts
 from traceviz.vocab import RANK_IN_FILE_NAME
@@ -60,15 +61,18 @@ class RankSetInput:
     slowest_analysis: Any  # traceviz.analyze.model.Analysis of the slowest rank
     device: str | None
     slowest_facts: RankFacts | None  # the slowest rank's NCCL share of GPU busy
+    bounding: BoundingRank | None = None  # the straggler, else the slowest rank
 
 
 def load_rank_set(mode: str, folder: Path, *, workers: int | None = None) -> RankSetInput:
     """Load and analyse every rank trace of ``folder`` (in this process, each by ``workers``;
     ``None``: the default count), then the ranks together; the slowest rank
     (:mod:`traceviz.analyze.distributed.slowest`) speaks for the mode in the comparison
-    table."""
+    table, the bounding rank (:mod:`traceviz.analyze.distributed.bounding`) in its headline."""
     from traceviz.analyze.analysis import analyze
     from traceviz.analyze.distributed import analyze_ranks
+    from traceviz.analyze.distributed.bounding import bounding_rank
+    from traceviz.analyze.distributed.discover import rank_info
     from traceviz.analyze.distributed.rank_input import rank_facts
     from traceviz.analyze.distributed.slowest import slowest_rank_index
     from traceviz.trace import load
@@ -80,8 +84,11 @@ def load_rank_set(mode: str, folder: Path, *, workers: int | None = None) -> Ran
         items.append((trace, analyze(trace, workers=workers)))
     i = slowest_rank_index([a for _, a in items])
     devices = ", ".join(sorted({d.name for d in items[i][0].meta.devices})) or None
-    return RankSetInput(mode, folder, analyze_ranks(items), paths[i], items[i][1], devices,
-                        rank_facts(*items[i]))
+    ranks = analyze_ranks(items)
+    straggler = ranks.straggler.rank if ranks.straggler is not None else None
+    bounding = bounding_rank([(rank_info(t)[0], a) for t, a in items], straggler)
+    return RankSetInput(mode, folder, ranks, paths[i], items[i][1], devices,
+                        rank_facts(*items[i]), bounding)
 
 
 def rank_set_fact(s: RankSetInput) -> tuple[str, str]:
