@@ -198,7 +198,8 @@ def run_command(words: list[str], text: str, before: int, tmp: Path) -> tuple[st
     if command == "traceviz":
         argv = [sys.executable, "-m", "traceviz", *args]
     elif command == "python" and args == ["above"]:
-        argv = [sys.executable, "-c", _python_above(text, before)]
+        code = _python_above(text, before).replace("/tmp/", f"{tmp}/")
+        argv = [sys.executable, "-c", code]
     elif command == "python":
         argv = [sys.executable, *args]
     else:
