@@ -33,6 +33,7 @@ Then the filters, applied in order to the output lines (trailing spaces are alwa
 
 * ``head N`` / ``tail N``: the first / last N lines, with a ``…`` line where lines were cut;
 * ``from REGEX``: from the first line matching REGEX on (``…`` first when lines were cut);
+* ``section REGEX``: from the first line matching REGEX up to the next blank line (a table);
 * ``grep REGEX`` / ``grep-v REGEX``: the lines that match / do not match;
 * ``sub REGEX REPLACEMENT``: ``re.sub`` on each line;
 * ``json-each PATH TEMPLATE``: parse the output as JSON, take the value at the dot-separated
@@ -73,6 +74,10 @@ BLOCK = re.compile(r"^<!-- output: (?P<spec>.+?) -->\n(?P<body>.*?)^<!-- /output
                    re.M | re.S)
 FENCE = re.compile(r"\A(?P<open>(?P<ticks>```+)[^\n]*\n)(?P<content>.*?)^(?P=ticks)[ \t]*\n\Z",
                    re.M | re.S)
+RECORDED = re.compile(r"^<!-- recorded: .+? -->\n.*?^<!-- /recorded -->$", re.M | re.S)
+ANY_FENCE = re.compile(r"^(?P<ticks>```+)[^\n]*\n(?P<content>.*?)^(?P=ticks)[ \t]*$", re.M | re.S)
+#: A fenced block opening with this line is a transcript of a traceviz command.
+TRANSCRIPT = re.compile(r"\$ .*\btraceviz\b")
 PYTHON_FENCE = re.compile(r"^```python\n(?P<code>.*?)^```\s*$", re.M | re.S)
 ELLIPSIS = "…"
 
@@ -127,8 +132,8 @@ def _json_each(text: str, path: str, template: str) -> list[str]:
 
 
 def apply_filter(lines: list[str], stage: list[str]) -> list[str]:
-    """One filter stage (``head``, ``tail``, ``from``, ``grep``, ``grep-v``, ``sub``,
-    ``json-each``) on the output lines."""
+    """One filter stage (``head``, ``tail``, ``from``, ``section``, ``grep``, ``grep-v``,
+    ``sub``, ``json-each``) on the output lines."""
     name, args = stage[0], stage[1:]
     if name == "head":
         n = _int(stage)
@@ -136,7 +141,7 @@ def apply_filter(lines: list[str], stage: list[str]) -> list[str]:
     if name == "tail":
         n = _int(stage)
         return lines if len(lines) <= n else [ELLIPSIS, *lines[len(lines) - n:]]
-    if name in ("from", "grep", "grep-v") and len(args) != 1:
+    if name in ("from", "section", "grep", "grep-v") and len(args) != 1:
         raise SpecError(f"{name} takes one regular expression: {' '.join(stage)!r}")
     if name == "from":
         pattern = re.compile(args[0])
@@ -144,6 +149,13 @@ def apply_filter(lines: list[str], stage: list[str]) -> list[str]:
         if hit is None:
             raise SpecError(f"from: no line matches {args[0]!r}")
         return lines[hit:] if hit == 0 else [ELLIPSIS, *lines[hit:]]
+    if name == "section":
+        pattern = re.compile(args[0])
+        hit = next((i for i, s in enumerate(lines) if pattern.search(s)), None)
+        if hit is None:
+            raise SpecError(f"section: no line matches {args[0]!r}")
+        end = next((i for i in range(hit, len(lines)) if not lines[i].strip()), len(lines))
+        return lines[hit:end]
     if name == "grep":
         return [s for s in lines if re.search(args[0], s)]
     if name == "grep-v":
@@ -235,12 +247,25 @@ def render(block: Block, text: str) -> str:
     if echo:
         lines.insert(0, "$ " + shlex.join(command))
     fence = FENCE.match(block.body)
-    old = [s.rstrip() for s in (fence.group("content") if fence else block.body).splitlines()]
+    old = [s.rstrip() for s in (fence.group("content") if fence else block.body.strip("\n"))
+           .splitlines()]
     if keep_head + keep_tail > len(old):
         raise SpecError(f"{block.page}:{block.line}: keep-head/keep-tail exceed the block")
     lines = old[:keep_head] + lines + (old[len(old) - keep_tail:] if keep_tail else [])
     content = "".join(s + "\n" for s in lines)
-    return fence.group("open") + content + fence.group("ticks") + "\n" if fence else content
+    # Raw Markdown (a table) stands apart from the markers by a blank line each side, or the
+    # Markdown parser would take it for part of the HTML comment's block.
+    return fence.group("open") + content + fence.group("ticks") + "\n" if fence else (
+        "\n" + content + "\n")
+
+
+def unmarked_transcripts(text: str) -> list[int]:
+    """The lines of fenced blocks opening with ``$ … traceviz …`` that are neither regenerated
+    (``output``) nor marked ``recorded``."""
+    marked = [(m.start(), m.end()) for m in (*BLOCK.finditer(text), *RECORDED.finditer(text))]
+    return [text.count("\n", 0, m.start()) + 1 for m in ANY_FENCE.finditer(text)
+            if TRANSCRIPT.match(m.group("content").split("\n", 1)[0])
+            and not any(a <= m.start() < b for a, b in marked)]
 
 
 def regenerate(page: str, text: str) -> str:
@@ -268,6 +293,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SpecError as exc:
             print(f"docs_outputs: {exc}", file=sys.stderr)
             return 2
+        for line in unmarked_transcripts(text):
+            stale += 1
+            print(f"{page}:{line}: a traceviz transcript outside <!-- output: … --> and "
+                  "<!-- recorded: … --> markers", file=sys.stderr)
         if new == text:
             continue
         if ns.check:
@@ -279,8 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             path.write_text(new, encoding="utf-8")
             print(f"rewrote {page}")
     if stale:
-        print(f"docs_outputs: {stale} page(s) with stale output blocks; regenerate them with "
-              "`python -m scripts.docs_outputs`", file=sys.stderr)
+        print(f"docs_outputs: {stale} stale or unmarked block(s); regenerate with "
+              "`python -m scripts.docs_outputs`, mark recorded transcripts", file=sys.stderr)
     return 1 if stale else 0
 
 
