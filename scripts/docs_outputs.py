@@ -99,9 +99,12 @@ class Block:
 
 
 def find_blocks(page: str, text: str) -> list[Block]:
-    """The marked blocks of one page, in order."""
+    """The marked blocks of one page, in order (a marker quoted inside a fenced block is an
+    example, not a block)."""
+    fences = [(m.start(), m.end()) for m in ANY_FENCE.finditer(text)]
     return [Block(page, text.count("\n", 0, m.start()) + 1, m.group("spec"), m.start("body"),
-                  m.end("body"), m.group("body")) for m in BLOCK.finditer(text)]
+                  m.end("body"), m.group("body")) for m in BLOCK.finditer(text)
+            if not any(a <= m.start() < b for a, b in fences)]
 
 
 def _stages(spec: str) -> list[list[str]]:
@@ -194,8 +197,19 @@ def _profile_summary(args: list[str]) -> str:
     return console.file.getvalue()  # type: ignore[attr-defined]
 
 
+#: Outputs of the commands run so far in this process (the same command may feed two blocks).
+_RUN: dict[tuple[str, ...], tuple[str, int]] = {}
+
+
 def run_command(words: list[str], text: str, before: int, tmp: Path) -> tuple[str, int]:
     """Run the spec's command (env words, then the command); its output and exit status."""
+    key = tuple(words)
+    if key not in _RUN or key[-1:] == ("above",):
+        _RUN[key] = _run(list(words), text, before, tmp)
+    return _RUN[key]
+
+
+def _run(words: list[str], text: str, before: int, tmp: Path) -> tuple[str, int]:
     env = {**os.environ, "COLUMNS": COLUMNS, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
     env.pop("FORCE_COLOR", None)
     while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):

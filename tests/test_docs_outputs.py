@@ -119,5 +119,11 @@ def test_keep_head_and_keep_tail_hold_the_recorded_lines_around_the_output() -> 
     assert d.render(block, text) == "```\n$ recorded command\nnew\nrecorded end\n```\n"
 
 
+def test_a_marker_quoted_inside_a_fence_is_an_example_not_a_block() -> None:
+    text = ("````text\n<!-- output: traceviz report x -->\n```\n```\n<!-- /output -->\n````\n"
+            "<!-- output: traceviz report y -->\n```\n```\n<!-- /output -->\n")
+    assert [b.spec for b in d.find_blocks("page.md", text)] == ["traceviz report y"]
+
+
 def test_readme_stays_within_200_lines() -> None:
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 200
