@@ -2,7 +2,7 @@
 produces now from the committed run directories and traces; the marker language does what
 scripts/docs_outputs.py says; README.md stays within 200 lines.
 
-The freshness check runs every marked command (about 40 s on the 2-core CI machine, most of it
+The freshness check runs every marked command (26–41 s on the shared 2-core machine, 11 s of it
 ``python reports/verdict_table.py`` over the ten committed runs and the rank report). Skipped
 when the committed GPU runs are absent (a checkout without ``reports/``)."""
 
