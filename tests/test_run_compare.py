@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from traceviz.analyze.run_diff import Pair, RunModeDiff
+from traceviz.analyze.kernel_diff import KernelChange, KernelDiff
+from traceviz.analyze.run_diff import Pair, RunModeDiff, host_only_note
 from traceviz.analyze.run_gate import mode_failures, parse_slowdown
 from traceviz.analyze.run_speed import (
     Interval,
@@ -114,9 +115,14 @@ def test_an_edited_run_b_has_the_known_answers(tmp_path: Path) -> None:
     assert [f.name for f in c.environment if f.changed] == ["torch"]
     comp = c.mode("compile")
     assert comp is not None and comp.speed is not None
-    assert comp.verdict == "slower" and comp.speed.speedup.value == pytest.approx(1 / 1.2)
+    assert comp.speed.status == "slower" and comp.speed.speedup.value == pytest.approx(1 / 1.2)
     assert comp.speed.ratio is not None and comp.speed.ratio.value == pytest.approx(1 / 1.2)
     assert comp.kernel_diff is not None and comp.kernel_diff.changes == ()  # renamed, matched
+    # Only the blocks were slowed, the trace kept: its kernels match with +0.0 µs/step, so the
+    # 20 % is host time, which separate processes cannot pin on the code (host-only rule).
+    assert comp.verdict == "inconclusive"
+    assert comp.note.startswith("the two runs' kernels match (none added or removed)")
+    assert "profile NEW --against OLD" in comp.note
     eager = c.mode("eager")
     assert eager is not None and eager.verdict == "unchanged"
     mx = c.mode("max-autotune")
@@ -184,10 +190,37 @@ def test_compare_two_run_dirs_renders_every_format(tmp_path: Path, fmt: str) -> 
     if fmt == "json":
         doc = json.loads(text)
         modes = {m["mode"]: m for m in doc["modes"]}
-        assert modes["compile"]["verdict"] == "slower"
+        assert modes["compile"]["speed"]["status"] == "slower"
+        assert modes["compile"]["verdict"] == "inconclusive"
         assert doc["environment"][3] == {"name": "torch", "a": "2.11.0+cu130",
                                          "b": "2.12.0+cu130", "changed": True}
     else:
-        assert "slower" in text and "2.12.0+cu130" in text
+        assert "inconclusive (host-only change)" in text and "2.12.0+cu130" in text
     if fmt == "html":
         assert 'class="sortable"' in text
+
+
+def _kd(*changes: tuple[str, float, float]) -> KernelDiff:
+    return KernelDiff(5, 5, 0.05, tuple(KernelChange(k, "triton", st, (k,), (k,), 1.0, 1.0, a, b)
+                                        for k, (st, a, b) in enumerate(changes)))
+
+
+def _slower(step_a_ms: float, step_b_ms: float) -> RunSpeedChange:
+    return RunSpeedChange(step_a_ms, step_b_ms, Interval(step_a_ms / step_b_ms, 0.7, 0.8),
+                          "slower", None, (20, 20), (5, 5), 0.95, 2000, 0, 0.03)
+
+
+def test_host_only_rule_edges() -> None:
+    slower = _slower(0.5, 0.75)  # step +250 µs (exact in binary floating point)
+    # GPU time per step +124.999 µs: under half of the change → host-only
+    assert host_only_note(slower, _kd(("slower", 40_000.0, 164_999.0))) is not None
+    # exactly half (+125 µs): the kernels explain enough → judged
+    assert host_only_note(slower, _kd(("slower", 40_000.0, 165_000.0))) is None
+    # a kernel group added, however small → judged
+    assert host_only_note(slower, _kd(("unchanged", 40_000.0, 40_000.0),
+                                      ("added", 0.0, 1.0))) is None
+    # no kernel diff, or no call → nothing to say
+    assert host_only_note(slower, None) is None
+    unchanged = RunSpeedChange(0.049, 0.049, Interval(1.0, 0.99, 1.01), "unchanged", None,
+                               (20, 20), (5, 5), 0.95, 2000, 0, 0.03)
+    assert host_only_note(unchanged, _kd(("unchanged", 1.0, 1.0))) is None

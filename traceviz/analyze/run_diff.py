@@ -16,6 +16,15 @@ Inputs: each run's manifest and, per mode, the per-step medians of its lean trac
 
 A mode that did not run (status other than ``ok``) or has no timing blocks on a side gets the
 verdict ``inconclusive`` with the reason (``RunModeDiff.note``).
+
+**Host-only changes** (:func:`host_only_note`): a mode called faster or slower whose kernel
+diff adds and removes no kernel group and whose GPU time per step changed by less than
+:data:`HOST_ONLY_MAX_GPU_SHARE` of the step time's change is ``inconclusive`` instead (the
+speed-up and its CI stay): the change is host time per step, and a host-bound step's host time
+differs between processes running the same code by more than the baseline's process factors
+show (an H100 compiled ``rmsnorm_residual`` step ran at 0.049 and 0.082 ms/step in two
+processes of one run, its kernels identical: ``docs/comparison.md``, "Two runs"). Timing both
+versions in one process (``profile NEW --against OLD``) separates them.
 """
 
 from __future__ import annotations
@@ -27,9 +36,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from traceviz.analyze.compare import skip_messages
-from traceviz.analyze.kernel_diff import MIN_CHANGE, KernelDiff, KernelProfile, kernel_diff
+from traceviz.analyze.kernel_diff import (
+    ADDED,
+    MIN_CHANGE,
+    REMOVED,
+    KernelDiff,
+    KernelProfile,
+    kernel_diff,
+)
 from traceviz.analyze.model import PerStep
-from traceviz.analyze.run_speed import INCONCLUSIVE, RunSpeedChange, mode_timing, run_speed_change
+from traceviz.analyze.run_speed import (
+    FASTER,
+    INCONCLUSIVE,
+    SLOWER,
+    RunSpeedChange,
+    mode_timing,
+    run_speed_change,
+)
 from traceviz.analyze.verdicts import Thresholds
 
 #: (label, where in the manifest) of the environment fields compared.
@@ -50,6 +73,11 @@ class RunModeData:
     entry: dict[str, Any] | None
     per_step: PerStep | None = None
     kernels: KernelProfile | None = None
+
+
+#: A two-run change is host-only when the kernels' GPU time per step changed by less than this
+#: share of the step time's change (and no kernel group was added or removed).
+HOST_ONLY_MAX_GPU_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -106,7 +134,7 @@ class RunModeDiff:
     status_b: str
     speed: RunSpeedChange | None
     verdict: str  # faster / slower / unchanged / inconclusive
-    note: str  # why there is no speed change, or ""
+    note: str  # why there is no speed change or it is not judged (host-only), or ""
     kernels: Pair
     launches: Pair
     graph_launches: Pair
@@ -223,6 +251,24 @@ def _status(d: RunModeData | None) -> str:
     return str(_get(d.entry, "status") or "ok")
 
 
+def host_only_note(speed: RunSpeedChange | None, kd: KernelDiff | None) -> str | None:
+    """Why a faster / slower two-run change is not judged: the step's GPU work did not change
+    enough to explain it (module doc, "Host-only changes"); ``None`` when it did, or when there
+    is no call or no kernel diff to read."""
+    if speed is None or kd is None or speed.status not in (FASTER, SLOWER):
+        return None
+    if any(r.status in (ADDED, REMOVED) for r in kd.rows):
+        return None
+    step_ns = (speed.step_ms_b - speed.step_ms_a) * 1e6
+    if abs(kd.delta_ns) >= HOST_ONLY_MAX_GPU_SHARE * abs(step_ns):
+        return None
+    return (f"the two runs' kernels match (none added or removed) and their GPU time per step "
+            f"changed by {kd.delta_ns / 1000:+,.1f} µs of the step's {step_ns / 1000:+,.1f} µs: "
+            "the change is host time, which differs between processes running the same code "
+            "by more than two runs can separate (docs/comparison.md, Two runs); time both "
+            "versions in one process: profile NEW --against OLD")
+
+
 def mode_diff(a: RunData, b: RunData, mode: str, baseline: str, t: Thresholds,
               same: bool, min_change: float = MIN_CHANGE) -> RunModeDiff:
     """One mode of ``a`` against ``b`` (module doc)."""
@@ -245,8 +291,11 @@ def mode_diff(a: RunData, b: RunData, mode: str, baseline: str, t: Thresholds,
           if da is not None and db is not None and da.kernels is not None
           and db.kernels is not None else None)
     ok_a, ok_b = _get(ea, "correctness", "ok"), _get(eb, "correctness", "ok")
+    verdict = speed.status if speed is not None else INCONCLUSIVE
+    if (host_only := host_only_note(speed, kd)) is not None:
+        verdict, note = INCONCLUSIVE, host_only
     return RunModeDiff(
-        mode, sa, sb, speed, speed.status if speed is not None else INCONCLUSIVE, note,
+        mode, sa, sb, speed, verdict, note,
         *(Pair(_ps(da, n), _ps(db, n)) for n in ("kernels", "launches", "graph_launches",
                                                  "gpu_busy_ns", "host_wait_ns")),
         Pair(_issue_ms(a, mode, baseline), _issue_ms(b, mode, baseline)),

@@ -123,7 +123,8 @@ def _speed_table(c: RunComparison) -> Table:
     for d in c.modes:
         step, up, ratio, change = speed_cells(d)
         status = d.status_a if d.status_a == d.status_b else f"{d.status_a} → {d.status_b}"
-        rows.append((d.mode, status, d.verdict, step, change, up, ratio))
+        verdict = d.verdict if not (d.speed and d.note) else f"{d.verdict} (host-only change)"
+        rows.append((d.mode, status, verdict, step, change, up, ratio))
     return Table("tbl-run-speed", "Step time A → B",
                  ("mode", "ran", "verdict", "step ms A → B", "B vs A", "speed-up A → B",
                   "paired speed-up B / A"), tuple(rows),
@@ -211,7 +212,9 @@ def report_of(c: RunComparison) -> Report:
     facts = (("A", c.a), ("B", c.b), ("baseline", c.baseline),
              ("verdicts", ", ".join(f"{d.mode} {d.verdict}" for d in c.modes)))
     return Report(kind="runs", title="traceviz run comparison: A → B", facts=facts,
-                  warnings=c.notes, sections=tuple(sections))
+                  warnings=c.notes + tuple(f"{d.mode}: {d.note}" for d in c.modes
+                                           if d.speed is not None and d.note),
+                  sections=tuple(sections))
 
 
 def document(c: RunComparison) -> dict[str, Any]:
