@@ -344,7 +344,7 @@ def check_against(inputs: list[Path], against: Path, max_slowdown: str,
     from rich.console import Console
     from rich.text import Text
 
-    from traceviz.analyze.run_gate import gate, parse_slowdown
+    from traceviz.analyze.run_gate import gate, parse_slowdown, warnings
     from traceviz.analyze.verdicts import parse_thresholds
     from traceviz.report import run_compare_report
     from traceviz.report.fit import KEEP, Column, fit_table
@@ -375,6 +375,8 @@ def check_against(inputs: list[Path], against: Path, max_slowdown: str,
         title=f"traceviz check {inputs[0]} --against {against} (max slowdown {limit * 100:g} %)"))
     for note in result.notes:
         print(f"note: {note}")
+    for w in warnings(result, limit):
+        print(f"WARN {w.rule}: {w.message}")
     for f in failures:
         print(f"FAIL {f.rule}: {f.message}")
     if failures:
