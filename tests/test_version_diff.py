@@ -110,3 +110,17 @@ def test_input_signatures_name_dtype_and_shape():
     assert signature_mismatch(sig, None) is None
     msg = signature_mismatch(sig, ["float32[2,4]", "int64[4]"])
     assert "float32[2,3], int64[4]" in msg and "float32[2,4], int64[4]" in msg
+
+
+def test_kernel_labels_keep_the_functor_of_aten_elementwise_kernels():
+    from traceviz.report.version_report import kernel_label
+
+    aten = ("void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, "
+            "float, float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, "
+            "2ul> >(int, at::native::AUnaryFunctor<float, float, float, "
+            "at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul>)")
+    assert kernel_label(aten) == "vectorized_elementwise_kernel<MulFunctor>"
+    assert kernel_label("triton_red_fused_add_mean_mul_pow_rsqrt") == (
+        "triton_red_fused_add_mean_mul_pow_rsqrt")
+    long = "x" * 100
+    assert len(kernel_label(long, 20)) == 20 and "…" in kernel_label(long, 20)

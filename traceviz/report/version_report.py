@@ -10,11 +10,12 @@ step".
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from traceviz.analyze.kernel_diff import ADDED, REMOVED, KernelDiff
+from traceviz.analyze.kernel_diff import ADDED, REMOVED, KernelChange, KernelDiff
 from traceviz.analyze.run_diff import RunData
 from traceviz.analyze.version_diff import VersionComparison, VersionModeDiff
 from traceviz.report.kernel_diff_section import kernel_table
@@ -23,12 +24,14 @@ from traceviz.report.run_compare_report import (
     load_run,
     messages_table,
     mode_document,
-    speed_cells,
     why_table,
 )
 from traceviz.report.run_dir import MANIFEST
+from traceviz.report.shorten import middle_ellipsis
 
 SCHEMA = "traceviz.versions/1"
+_FUNCTOR = re.compile(r"(\w+Functor)\b")
+_BASE = re.compile(r"at::native::(?:\w+::)*(\w+_kernel\w*)<")
 #: The speed table's columns (numeric ones right-aligned).
 SPEED_COLUMNS = (("mode", False), ("verdict", False), ("step ms old → new", True),
                  ("new vs old", True), ("speed-up old/new (95 % CI)", True), ("pairs", True),
@@ -67,11 +70,37 @@ def added_first(diff: KernelDiff) -> KernelDiff:
     return replace(diff, rows=tuple(rows))
 
 
-def first_change(d: VersionModeDiff) -> str:
-    """The first changed kernel group (added / removed first, then by impact), in words."""
+def _first(d: VersionModeDiff) -> KernelChange | None:
     kd = d.why.kernel_diff
     changes = added_first(kd).changes if kd is not None else ()
-    return changes[0].phrase() if changes else "–"
+    return changes[0] if changes else None
+
+
+def first_change(d: VersionModeDiff) -> str:
+    """The first changed kernel group (added / removed first, then by impact), in words."""
+    first = _first(d)
+    return first.phrase() if first is not None else "–"
+
+
+def kernel_label(key: str, width: int = 60) -> str:
+    """A kernel name short enough for a table cell: an ATen elementwise kernel as its base name
+    and functor (``vectorized_elementwise_kernel<MulFunctor>``), else the name with a middle
+    ellipsis."""
+    functors = _FUNCTOR.findall(key)
+    base = _BASE.search(key)
+    if functors and base:
+        return f"{base.group(1)}<{functors[-1]}>"
+    return middle_ellipsis(key, width)
+
+
+def first_change_cell(d: VersionModeDiff) -> str:
+    """:func:`first_change` for a table cell: the kernel as :func:`kernel_label`, its status and
+    the change of GPU time per step."""
+    first = _first(d)
+    if first is None:
+        return "–"
+    return (f"{kernel_label(first.key)} {first.status}: {first.delta_ns / 1000:+,.1f} µs/step, "
+            f"{first.count_a:g} → {first.count_b:g} per step")
 
 
 def _ms(x: float) -> str:
@@ -83,15 +112,17 @@ def speed_rows(vc: VersionComparison) -> list[tuple[str, ...]]:
     rows = []
     for d in vc.modes:
         s = d.speed
-        separate = speed_cells(d.why)[1] if d.why.speed is not None else "–"
+        w = d.why.speed
+        separate = (f"{w.speedup.value:.3f} ({w.speedup.low:.3f}–{w.speedup.high:.3f}) "
+                    f"{d.why.verdict}" if w is not None else "–")
         if s is None:
             rows.append((d.mode, d.verdict, "–", "–", d.note, "–", separate, _outputs(d),
-                         first_change(d)))
+                         first_change_cell(d)))
             continue
         rows.append((d.mode, d.verdict, f"{_ms(s.old_ms)} → {_ms(s.new_ms)}",
                      f"{s.change * 100:+.1f} %",
                      f"{s.speedup.value:.3f} ({s.speedup.low:.3f}–{s.speedup.high:.3f})",
-                     str(s.pairs), separate, _outputs(d), first_change(d)))
+                     str(s.pairs), separate, _outputs(d), first_change_cell(d)))
     return rows
 
 
