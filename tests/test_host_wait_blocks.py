@@ -134,8 +134,8 @@ def test_blocks_on_several_workers_give_the_single_worker_answer(
     assert fields_equal(one, many)
     assert analysis_to_dict(trace, whole) == analysis_to_dict(trace, cut)
     blocks = sum(n for n, _ in tiny_blocks)
-    # Cut into blocks: the other metrics (analysis.py's nine), then every block, on one map.
-    assert forked == ([9 + blocks] if kind == "processes" and blocks > 1 else [])
+    # Cut into blocks: the other metrics (analysis.py's seven), then every block, on one map.
+    assert forked == ([7 + blocks] if kind == "processes" and blocks > 1 else [])
 
 
 def test_random_traces_are_cut_into_many_blocks(tmp_path: Path,

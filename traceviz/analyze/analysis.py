@@ -109,8 +109,8 @@ def _analyze_screened(screened: Screened, threads: int) -> Analysis:
 
 
 def _compute(screened: Screened, threads: int) -> _Computed:
-    """The step timeline and rows, the families, then one (parallel) map over the remaining
-    metrics and the host-wait blocks."""
+    """The step timeline and rows, the families, the gap statistics and compile structure,
+    then one (parallel) map over the remaining metrics and the host-wait blocks."""
     trace = screened.trace
     gpu, rt = trace.gpu, trace.runtime
     links = link_launches(trace)
@@ -123,13 +123,16 @@ def _compute(screened: Screened, threads: int) -> _Computed:
     step_rows = _step_metrics(trace, links, steps, launch_step, activity_step, timeline)
     families = _activity_families(trace, links)
     triton_count = int(np.count_nonzero(families == "triton"))
+    # The metrics whose results hold a step name a row (references to the trace's strings) are
+    # computed in this process: from a forked worker they would come back pickled, one new
+    # string a step (10⁶ steps: ≈ 70 MiB a table, arriving at the map's peak).
+    here = {"stats": gap_stats(timeline.gaps, steps.names),
+            "compile": compile_structure(trace, links, steps, launch_step, triton_count)}
     plan = plan_host_wait(trace, links, timeline.gaps, steps.names, threads)
     # The remaining metrics, then the host-wait blocks: one parallel map over all of them when
     # the trace is large enough to be cut into blocks.
     metrics: dict[str, Callable[[], Any]] = {
-        "stats": lambda: gap_stats(timeline.gaps, steps.names),
         "top_kernels": lambda: _top_kernels(gpu, families),
-        "compile": lambda: compile_structure(trace, links, steps, launch_step, triton_count),
         "health": lambda: _health(screened, links, steps, step_rows, activity_step),
         "totals": lambda: _totals(trace, links, timeline, step_rows, activity_step,
                                   triton_count),
@@ -141,8 +144,8 @@ def _compute(screened: Screened, threads: int) -> _Computed:
     jobs = [*metrics.values(), *(partial(plan.attribute, i) for i in range(len(plan.blocks)))]
     done = process_map(lambda i: jobs[i](), len(jobs), threads if len(plan.blocks) > 1 else 1)
     return _Computed(step_rows, timeline.gaps, activity_step, families,
-                     dict(zip(metrics, done[:len(metrics)], strict=True)), done[len(metrics):],
-                     plan.merger())
+                     {**here, **dict(zip(metrics, done[:len(metrics)], strict=True))},
+                     done[len(metrics):], plan.merger())
 
 
 def _step_metrics(

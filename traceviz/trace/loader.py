@@ -427,6 +427,19 @@ def _concat(chunks: list[ColumnChunk], threads: int
     return cols, list(global_index), flows
 
 
+def _names_dtype(name_list: list[str]) -> pd.CategoricalDtype:
+    """The one dtype of the tables' ``name`` columns (its categories are checked once, here).
+
+    pandas checks that the categories are distinct with a hash table over them, which it then
+    keeps on them for lookups by name (``get_loc``): 16 bytes a name and more — 33 MiB for the
+    10⁶ distinct step names of ``benchmarks/many_steps.py``, held through the analysis's peak.
+    Nothing looks a name up that way (the analysis works on the codes), so the table is
+    dropped once the check is done; a lookup would build it again."""
+    dtype = pd.CategoricalDtype(pd.Index(name_list, dtype=object))
+    getattr(dtype.categories, "_cache", {}).pop("_engine", None)
+    return dtype
+
+
 def _flow_table(flows: dict[str, np.ndarray], names: pd.CategoricalDtype) -> pd.DataFrame:
     """The ``flows`` table: the flow columns sorted by ``ts_ns`` (stable: file order within
     one time)."""
@@ -487,8 +500,7 @@ def _build_trace(
     cols, name_list, flow_cols = _concat(chunks, threads)
     if n_events and not len(cols["cat"]) and not meta_rows:
         raise NotATraceError(f"{path}: no timed ('ph': 'X') events of a known category")
-    # One dtype for the tables' names (its categories are checked once, here).
-    names = pd.CategoricalDtype(pd.Index(name_list, dtype=object))
+    names = _names_dtype(name_list)
     cat = cols["cat"]
     gpu, runtime, cpu = thread_map(
         lambda spec: _table(cols, np.isin(cat, sorted(spec[0])), names, spec[1]), [
