@@ -19,7 +19,7 @@ import traceviz
 from tests.kineto import TraceBuilder
 from traceviz.trace import parallel
 
-hw = importlib.import_module("traceviz.analyze.host_wait")
+hw = importlib.import_module("traceviz.analyze.host_wait.blocks")  # block-size settings
 STEPS = 6
 
 
