@@ -262,6 +262,48 @@ def run_mode(
     return entry
 
 
+def _run_side(
+    run_dir: Path,
+    mode: str,
+    kind: str,
+    what: tuple[str, str],
+    args: Callable[[Path], list[str]],
+    settings: RunSettings,
+    on_phase: Callable[[str], None],
+) -> dict[str, Any]:
+    """Run a mode's side child (``kind``: ``stack``, ``against``) in a session of its own, its
+    log ``logs/<mode>.<kind>.log``, and return the record it wrote to
+    ``logs/<mode>.<kind>.result.json`` — or ``{"status": "timeout" | "failed", "reason"}``
+    when it left none — with ``wall_s`` and ``log`` added. ``what``: (the prefix of its phases
+    on the display, its name in a failure reason); ``args(result)``: the child's arguments,
+    given the result path."""
+    phase_prefix, run_name = what
+    logs = run_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    log_path = logs / f"{mode}.{kind}.log"
+    result_path = logs / f"{mode}.{kind}.result.json"
+    result_path.unlink(missing_ok=True)
+    out = run_child_session(_child_cmd(*args(result_path)), log_path, env=child_env(),
+                            timeout_s=settings.timeout_s, mode=mode,
+                            on_phase=lambda p: on_phase(f"{phase_prefix}: {p}"),
+                            on_stop=lambda: result_path.unlink(missing_ok=True))
+    if result_path.exists():
+        record = json.loads(result_path.read_text(encoding="utf-8"))
+        result_path.unlink(missing_ok=True)
+    elif out.timed_out:
+        record = {"status": "timeout",
+                  "reason": f"no result after {settings.timeout_s:.0f} s; killed during "
+                  f"'{out.phase}'"}
+    else:
+        how = (f"killed by {signal_name(-out.returncode)}" if out.returncode < 0
+               else f"exited with code {out.returncode}")
+        record = {"status": "failed", "reason": f"the {run_name} run {how} during "
+                  f"'{out.phase}'"}
+    record["wall_s"] = out.wall_s
+    record["log"] = str(log_path.relative_to(run_dir))
+    return record
+
+
 def run_stacked(
     workload: Path,
     mode: str,
@@ -276,34 +318,15 @@ def run_stacked(
     "gpu_activities", "step_ms", "adjacent_unprofiled_ms", "inflation", "wall_s", "log"}``, or
     ``{"status", "reason", "wall_s", "log"}`` when it failed (the mode's own numbers still
     stand)."""
-    logs = run_dir / "logs"
-    log_path = logs / f"{mode}.stack.log"
-    result_path = logs / f"{mode}.stack.result.json"
-    result_path.unlink(missing_ok=True)
     trace_path = run_dir / f"{mode}.stack.pt.trace.json.gz"
-    cmd = _child_cmd(
-        "stack", str(workload), mode, str(trace_path), str(result_path),
+    record = _run_side(run_dir, mode, "stack", ("stacked trace", "stacked"), lambda result: [
+        "stack", str(workload), mode, str(trace_path), str(result),
         "--device", settings.device,
-        "--settings", json.dumps(settings.child_settings(environment)),
-    )
-    out = run_child_session(cmd, log_path, env=child_env(), timeout_s=settings.timeout_s,
-                            mode=mode, on_phase=lambda p: on_phase(f"stacked trace: {p}"),
-                            on_stop=lambda: result_path.unlink(missing_ok=True))
-    if result_path.exists():
-        record = json.loads(result_path.read_text(encoding="utf-8"))
-        result_path.unlink(missing_ok=True)
-    elif out.timed_out:
-        record = {"status": "timeout",
-                  "reason": f"no result after {settings.timeout_s:.0f} s; killed during "
-                  f"'{out.phase}'"}
-    else:
-        how = (f"killed by {signal_name(-out.returncode)}" if out.returncode < 0
-               else f"exited with code {out.returncode}")
-        record = {"status": "failed", "reason": f"the stacked run {how} during '{out.phase}'"}
+        "--settings", json.dumps(settings.child_settings(environment))],
+        settings, on_phase)
     if record.get("status") == "ok" and not trace_path.exists():
-        record = {"status": "failed", "reason": "the stacked run left no trace"}
-    record["wall_s"] = out.wall_s
-    record["log"] = str(log_path.relative_to(run_dir))
+        record = {"status": "failed", "reason": "the stacked run left no trace",
+                  "wall_s": record["wall_s"], "log": record["log"]}
     return record
 
 
@@ -319,31 +342,8 @@ def run_against(
     """Time ``workload`` against the ``old`` version of it in ``mode``, in a child process of
     its own (:mod:`traceviz.collect.against`), and return the mode entry's ``against`` record
     (a failed, hung or killed child gives ``{"status", "reason", …}``, never an exception)."""
-    logs = run_dir / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    log_path = logs / f"{mode}.against.log"
-    result_path = logs / f"{mode}.against.result.json"
-    result_path.unlink(missing_ok=True)
-    cmd = _child_cmd(
-        "against", str(workload), mode, str(result_path), "--old", str(old),
+    return _run_side(run_dir, mode, "against", ("against old", "old-vs-new"), lambda result: [
+        "against", str(workload), mode, str(result), "--old", str(old),
         "--device", settings.device,
-        "--settings", json.dumps(settings.child_settings(environment)),
-    )
-    out = run_child_session(cmd, log_path, env=child_env(), timeout_s=settings.timeout_s,
-                            mode=mode, on_phase=lambda p: on_phase(f"against old: {p}"),
-                            on_stop=lambda: result_path.unlink(missing_ok=True))
-    if result_path.exists():
-        record = json.loads(result_path.read_text(encoding="utf-8"))
-        result_path.unlink(missing_ok=True)
-    elif out.timed_out:
-        record = {"status": "timeout",
-                  "reason": f"no result after {settings.timeout_s:.0f} s; killed during "
-                  f"'{out.phase}'"}
-    else:
-        how = (f"killed by {signal_name(-out.returncode)}" if out.returncode < 0
-               else f"exited with code {out.returncode}")
-        record = {"status": "failed", "reason": f"the old-vs-new run {how} during "
-                  f"'{out.phase}'"}
-    record["wall_s"] = out.wall_s
-    record["log"] = str(log_path.relative_to(run_dir))
-    return record
+        "--settings", json.dumps(settings.child_settings(environment))],
+        settings, on_phase)
