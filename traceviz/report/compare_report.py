@@ -122,7 +122,7 @@ def load_run_dir(run_dir: Path, *, workers: int | None = None) -> Inputs:
     if isinstance(manifest.get("against"), dict):  # profile --against: lead with old → new
         from traceviz.report.version_report import load_version_runs
 
-        versions = load_version_runs(run_dir, workers=workers)
+        versions = load_version_runs(run_dir, manifest, workers=workers)
     return Inputs(inputs, str(run_dir), manifest, versions=versions)
 
 

@@ -9,7 +9,6 @@ step".
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -26,7 +25,6 @@ from traceviz.report.run_compare_report import (
     mode_document,
     why_table,
 )
-from traceviz.report.run_dir import MANIFEST
 from traceviz.report.shorten import middle_ellipsis
 
 SCHEMA = "traceviz.versions/1"
@@ -39,15 +37,11 @@ SPEED_COLUMNS = (("mode", False), ("verdict", False), ("step ms old → new", Tr
                  ("first kernel change", False))
 
 
-def load_version_runs(run_dir: Path, *, workers: int | None = None
+def load_version_runs(run_dir: Path, manifest: dict[str, Any], *, workers: int | None = None
                       ) -> tuple[RunData, RunData] | None:
-    """OLD's and NEW's runs of a ``profile --against`` run directory, their traces analysed by
-    ``workers`` (``None``: the run has no old version)."""
-    try:
-        manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    against = manifest.get("against") if isinstance(manifest, dict) else None
+    """OLD's and NEW's runs of a ``profile --against`` run directory whose ``manifest`` the
+    caller read, their traces analysed by ``workers`` (``None``: the run has no old version)."""
+    against = manifest.get("against")
     if not isinstance(against, dict) or not against.get("run"):
         return None
     return (load_run(run_dir / str(against["run"]), workers=workers),
