@@ -20,7 +20,7 @@ from traceviz.errors import UsageError
 from traceviz.report.comparison_model import build_comparison_report
 from traceviz.report.model import Report
 from traceviz.report.ranks.compare_inputs import RankSetInput
-from traceviz.report.run_dir import MANIFEST, is_run_dir
+from traceviz.report.run_dir import MANIFEST, is_run_dir, read_run_manifest
 
 if TYPE_CHECKING:
     from traceviz.analyze.run_diff import RunData
@@ -93,13 +93,7 @@ def load_run_dir(run_dir: Path, *, workers: int | None = None) -> Inputs:
     is loaded and analysed by ``workers`` (``None``: the default count)."""
     from traceviz.analyze.distributed.launch import launch_evidence_from_summary
 
-    try:
-        manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{run_dir / MANIFEST}: cannot read the manifest ({exc})") from exc
-    modes = manifest.get("modes") if isinstance(manifest, dict) else None
-    if not isinstance(modes, dict) or not modes:
-        raise UsageError(f"{run_dir / MANIFEST}: no modes recorded")
+    manifest, modes = read_run_manifest(run_dir)
     inputs = []
     for mode, entry in modes.items():
         trace_name = (entry.get("profiled") or {}).get("trace") if isinstance(entry, dict) else None

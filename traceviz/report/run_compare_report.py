@@ -8,7 +8,6 @@ Definitions: ``docs/comparison.md``, "Two runs".
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from traceviz.analyze.verdicts import Thresholds
 from traceviz.errors import UsageError
 from traceviz.report.kernel_diff_section import kernel_table
 from traceviz.report.model import Report, Section, Table, num
-from traceviz.report.run_dir import MANIFEST, is_run_dir
+from traceviz.report.run_dir import MANIFEST, is_run_dir, read_run_manifest
 
 SCHEMA = "traceviz.compare-runs/1"
 
@@ -56,13 +55,7 @@ def load_run(path: Path, *, workers: int | None = None) -> RunData:
     loaded and analysed by ``workers``; ``None``: every usable core)."""
     if not is_run_dir(path):
         raise UsageError(f"{path}: not a run directory (no {MANIFEST})")
-    try:
-        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path / MANIFEST}: cannot read the manifest ({exc})") from exc
-    modes = manifest.get("modes") if isinstance(manifest, dict) else None
-    if not isinstance(modes, dict) or not modes:
-        raise UsageError(f"{path / MANIFEST}: no modes recorded")
+    manifest, modes = read_run_manifest(path)
     out = []
     for mode, entry in modes.items():
         prof = entry.get("profiled") if isinstance(entry, dict) else None

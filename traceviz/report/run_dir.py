@@ -3,7 +3,11 @@ every target before it imports the comparison machinery)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
+
+from traceviz.errors import UsageError
 
 #: The run directory's manifest file (:mod:`traceviz.collect.manifest` writes it).
 MANIFEST = "manifest.json"
@@ -12,3 +16,16 @@ MANIFEST = "manifest.json"
 def is_run_dir(path: Path) -> bool:
     """Whether ``path`` is a directory holding a :data:`MANIFEST`."""
     return path.is_dir() and (path / MANIFEST).is_file()
+
+
+def read_run_manifest(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The run directory's manifest and its ``modes``; :class:`UsageError` when the manifest
+    cannot be read or records no mode."""
+    try:
+        manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{run_dir / MANIFEST}: cannot read the manifest ({exc})") from exc
+    modes = manifest.get("modes") if isinstance(manifest, dict) else None
+    if not isinstance(modes, dict) or not modes:
+        raise UsageError(f"{run_dir / MANIFEST}: no modes recorded")
+    return manifest, modes
