@@ -87,6 +87,8 @@ def test_a_profiled_run_leaves_one_complete_checked_trace(tmp_path):
     assert window.step_ms > 0 and window.adjacent_unprofiled_ms > 0
     assert window.inflation == window.step_ms / window.adjacent_unprofiled_ms
     adjacent = tracing.ADJACENT_WINDOWS * tracing.ACTIVE_STEPS
+    assert len(window.step_intervals_ms) == tracing.ACTIVE_STEPS
+    assert len(window.adjacent_intervals_ms) == adjacent
     profiled = tracing.WAIT_STEPS + tracing.WARMUP_STEPS + tracing.ACTIVE_STEPS
     assert len(calls) == adjacent + profiled  # the unprofiled windows come before the profiler
     assert tracing.check_trace(path).steps == tracing.ACTIVE_STEPS
@@ -130,9 +132,20 @@ def test_a_truncated_export_is_caught_and_never_takes_the_final_name(tmp_path, m
 
 
 def test_inflation_is_undefined_when_the_adjacent_unprofiled_time_is_zero():
-    from traceviz.collect.tracing import ProfiledWindow, TraceCheck
+    from traceviz.collect.tracing import ProfiledWindow
 
-    assert ProfiledWindow(step_ms=1.0, adjacent_unprofiled_ms=0.0).inflation is None
-    record = TraceCheck(steps=5, gpu_activities=0).profiled(
-        "eager.pt.trace.json.gz", ProfiledWindow(step_ms=1.5, adjacent_unprofiled_ms=0.5))
-    assert record["inflation"] == 3.0 and record["adjacent_unprofiled_ms"] == 0.5
+    assert ProfiledWindow((1.0,), (0.0, 0.0, 0.0)).inflation is None
+
+
+def test_inflation_is_the_ratio_of_median_step_times_so_one_slow_step_does_not_decide_it():
+    from traceviz.collect.tracing import INFLATION_STATISTIC, ProfiledWindow, TraceCheck
+
+    # one 10 ms step (a buffer flush) among 1.5 ms ones: the mean would be 3.3 ms
+    window = ProfiledWindow((1.5, 10.0, 1.5, 1.4, 1.6), (0.5, 0.4, 0.6, 9.0))
+    assert window.step_ms == 1.5
+    assert window.adjacent_unprofiled_ms == 0.55  # even count: the two middle ones' mean
+    record = TraceCheck(steps=5, gpu_activities=0).profiled("eager.pt.trace.json.gz", window)
+    assert record["inflation"] == 1.5 / 0.55 and record["adjacent_unprofiled_ms"] == 0.55
+    assert record["statistic"] == INFLATION_STATISTIC == "median step"
+    assert record["step_intervals_ms"] == [1.5, 10.0, 1.5, 1.4, 1.6]
+    assert record["adjacent_intervals_ms"] == [0.5, 0.4, 0.6, 9.0]

@@ -46,11 +46,15 @@ report. Schema (keys are stable; a value is ``null`` where it does not apply or 
                      the same process (traceviz.collect.paired); {"baseline", "error"} when
                      the baseline could not run; null for eager itself,
           "profiled": {"trace": file name in the run dir, "steps": ProfilerStep count,
-                       "gpu_activities": kernel+memcpy+memset events, "step_ms": per-step ms
-                       under the profiler, "adjacent_unprofiled_ms": per-step ms of the same
-                       process's unprofiled windows just before the profiler started,
-                       "inflation": step_ms / adjacent_unprofiled_ms (runs before that field
-                       existed: step_ms / timing.median_ms)}
+                       "gpu_activities": kernel+memcpy+memset events, "step_ms": median
+                       step ms under the profiler, "adjacent_unprofiled_ms": median step ms
+                       of the same process's unprofiled windows just before the profiler
+                       started, "inflation": step_ms / adjacent_unprofiled_ms (runs before
+                       that field existed: step_ms / timing.median_ms), "statistic": "median
+                       step" (absent before 2026-11-25: step_ms was the profiled window's
+                       mean, adjacent_unprofiled_ms the median of the windows' means),
+                       "step_intervals_ms": [...], "adjacent_intervals_ms": [...] -- the
+                       step times the medians are of}
                        -- the lean trace (no stacks, no shapes): metrics and verdicts,
           "stack_profiled": the same keys for ``<mode>.stack.pt.trace.json.gz``, recorded
                        with Python stacks in a second process (host-wait sources only), plus

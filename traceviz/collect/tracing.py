@@ -16,8 +16,9 @@ from __future__ import annotations
 import gzip
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,14 @@ from traceviz.atomic import atomic_path
 WAIT_STEPS = 1
 WARMUP_STEPS = 2
 ACTIVE_STEPS = 5
-#: Unprofiled windows of ``ACTIVE_STEPS`` steps timed just before the profiler starts; their
-#: median is the denominator of the trace's inflation (:class:`ProfiledWindow`).
+#: Unprofiled windows of ``ACTIVE_STEPS`` steps timed just before the profiler starts; the
+#: median of their step times is the denominator of the trace's inflation
+#: (:class:`ProfiledWindow`).
 ADJACENT_WINDOWS = 5
+#: What the manifest's ``step_ms`` and ``adjacent_unprofiled_ms`` are. Records without this key
+#: (before 2026-11-25) hold the mean of the profiled window and the median of the unprofiled
+#: windows' means.
+INFLATION_STATISTIC = "median step"
 
 #: Categories that count as GPU activity in a trace.
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
@@ -41,20 +47,40 @@ EMPTY_TRACE_HINT = (
 )
 
 
+def median_ms(values: Sequence[float]) -> float:
+    """The median of ``values`` (ms); the mean of the two middle ones for an even count."""
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
 @dataclass(frozen=True)
 class ProfiledWindow:
-    """The profiled window's step time and the unprofiled step time measured next to it.
+    """The profiled steps' wall times and the unprofiled step times measured next to them.
 
-    ``step_ms``: mean wall time per step of the ``ACTIVE_STEPS`` profiled steps (ms).
-    ``adjacent_unprofiled_ms``: median, over ``ADJACENT_WINDOWS`` windows of ``ACTIVE_STEPS``
-    steps run just before the profiler starts, in the same process and timed the same way, of
-    the wall time per step (ms). Their ratio is the trace's *inflation*: both sides share the
+    ``step_intervals_ms``: the wall time of each of the ``ACTIVE_STEPS`` profiled steps (ms),
+    each from the end of the step before (the profiler's step boundary included) to its own
+    end. ``adjacent_intervals_ms``: the wall time of each step of ``ADJACENT_WINDOWS`` windows
+    of ``ACTIVE_STEPS`` unprofiled steps run just before the profiler starts, in the same
+    process and timed the same way (ms). Their medians are ``step_ms`` and
+    ``adjacent_unprofiled_ms``, and their ratio the trace's *inflation*: both sides share the
     process's state and the machine's clocks at that moment, so two traces recorded in different
-    processes (the lean and the stacked one) are compared on what the profiler costs alone.
+    processes (the lean and the stacked one) are compared on what the profiler costs alone; the
+    medians keep one slow step (a profiler buffer flush, a clock change) from deciding it.
     """
 
-    step_ms: float
-    adjacent_unprofiled_ms: float
+    step_intervals_ms: tuple[float, ...]
+    adjacent_intervals_ms: tuple[float, ...]
+
+    @property
+    def step_ms(self) -> float:
+        """Median profiled step time (ms)."""
+        return median_ms(self.step_intervals_ms)
+
+    @property
+    def adjacent_unprofiled_ms(self) -> float:
+        """Median unprofiled step time next to the profiled window (ms)."""
+        return median_ms(self.adjacent_intervals_ms)
 
     @property
     def inflation(self) -> float | None:
@@ -73,7 +99,8 @@ class TraceCheck:
 
     def profiled(self, trace_name: str, window: ProfiledWindow) -> dict:
         """The manifest's ``profiled`` record: this check, the profiled step time (ms), the
-        unprofiled step time measured next to it (ms) and their ratio, the inflation."""
+        unprofiled step time measured next to it (ms), their ratio (the inflation), the
+        statistic they are (:data:`INFLATION_STATISTIC`) and the step times they come from."""
         return {
             "trace": trace_name,
             "steps": self.steps,
@@ -81,6 +108,9 @@ class TraceCheck:
             "step_ms": window.step_ms,
             "adjacent_unprofiled_ms": window.adjacent_unprofiled_ms,
             "inflation": window.inflation,
+            "statistic": INFLATION_STATISTIC,
+            "step_intervals_ms": list(window.step_intervals_ms),
+            "adjacent_intervals_ms": list(window.adjacent_intervals_ms),
         }
 
 
@@ -118,31 +148,31 @@ def check_trace(path: Path) -> TraceCheck:
     return _CHECKED[key]
 
 
-def _window_ms(call: Callable[[], Any], steps: int, cuda: bool) -> float:
-    """Wall time per step (ms) of ``steps`` back-to-back calls: CUDA events around the window
-    (no synchronisation inside it) on CUDA, ``perf_counter`` otherwise."""
+def _step_intervals_ms(call: Callable[[], Any], steps: int, cuda: bool) -> list[float]:
+    """Wall time (ms) of each of ``steps`` back-to-back calls: CUDA events between the calls (no
+    synchronisation inside the window) on CUDA, ``perf_counter`` otherwise."""
     import torch
 
     if cuda:
-        begin_ev = torch.cuda.Event(enable_timing=True)
-        end_ev = torch.cuda.Event(enable_timing=True)
-        begin_ev.record()
-        for _ in range(steps):
+        events = [torch.cuda.Event(enable_timing=True) for _ in range(steps + 1)]
+        events[0].record()
+        for event in events[1:]:
             call()
-        end_ev.record()
-        end_ev.synchronize()
-        return begin_ev.elapsed_time(end_ev) / steps
-    begin_ns = time.perf_counter_ns()
+            event.record()
+        events[-1].synchronize()
+        return [a.elapsed_time(b) for a, b in pairwise(events)]
+    stamps = [time.perf_counter_ns()]
     for _ in range(steps):
         call()
-    return (time.perf_counter_ns() - begin_ns) / 1e6 / steps
+        stamps.append(time.perf_counter_ns())
+    return [(b - a) / 1e6 for a, b in pairwise(stamps)]
 
 
-def adjacent_unprofiled_ms(call: Callable[[], Any], *, cuda: bool) -> float:
-    """Median over ``ADJACENT_WINDOWS`` windows of ``ACTIVE_STEPS`` unprofiled steps of the wall
-    time per step (ms), each window timed as the profiled one is."""
-    windows = sorted(_window_ms(call, ACTIVE_STEPS, cuda) for _ in range(ADJACENT_WINDOWS))
-    return windows[len(windows) // 2]
+def adjacent_intervals_ms(call: Callable[[], Any], *, cuda: bool) -> list[float]:
+    """The step times (ms) of ``ADJACENT_WINDOWS`` windows of ``ACTIVE_STEPS`` unprofiled steps,
+    each window timed as the profiled one is."""
+    return [ms for _ in range(ADJACENT_WINDOWS)
+            for ms in _step_intervals_ms(call, ACTIVE_STEPS, cuda)]
 
 
 def profile_steps(
@@ -157,9 +187,9 @@ def profile_steps(
 
     The trace appears at ``trace_path`` only complete and checked (:func:`check_trace`).
 
-    Returns the profiled window's mean wall time per step (CUDA events around the active window
-    on CUDA, so no synchronisation lands inside a traced step) with the unprofiled step time
-    measured just before the profiler starts (:func:`adjacent_unprofiled_ms`), in ms.
+    Returns each profiled step's wall time (a CUDA event after each step on CUDA, so no
+    synchronisation lands inside a traced step) with the unprofiled step times measured just
+    before the profiler starts (:func:`adjacent_intervals_ms`), in ms.
     ``with_stack`` records Python stacks (``python_function`` events), which name the code the
     host ran while the GPU waited.
     """
@@ -168,14 +198,13 @@ def profile_steps(
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     trace_path.parent.mkdir(parents=True, exist_ok=True)
-    adjacent_ms = adjacent_unprofiled_ms(call, cuda=cuda)
+    adjacent = adjacent_intervals_ms(call, cuda=cuda)
     first_active = WAIT_STEPS + WARMUP_STEPS
     total = first_active + ACTIVE_STEPS
-    if cuda:
-        begin_ev = torch.cuda.Event(enable_timing=True)
-        end_ev = torch.cuda.Event(enable_timing=True)
+    events = ([torch.cuda.Event(enable_timing=True) for _ in range(ACTIVE_STEPS + 1)]
+              if cuda else [])
+    stamps: list[int] = []
     stamped = False
-    begin_ns = end_ns = 0
     with atomic_path(trace_path) as partial:
         with profile(
             activities=activities,
@@ -187,8 +216,8 @@ def profile_steps(
             for i in range(total):
                 if i == first_active:
                     if cuda:
-                        begin_ev.record()
-                    begin_ns = time.perf_counter_ns()
+                        events[0].record()
+                    stamps.append(time.perf_counter_ns())
                 if not stamped and prof.current_action in (
                     ProfilerAction.RECORD,
                     ProfilerAction.RECORD_AND_SAVE,
@@ -196,15 +225,15 @@ def profile_steps(
                     prof.add_metadata_json("traceviz", json.dumps(metadata))
                     stamped = True
                 call()
-                if i == total - 1:
+                if i >= first_active:
                     if cuda:
-                        end_ev.record()
-                    end_ns = time.perf_counter_ns()
+                        events[i - first_active + 1].record()
+                    stamps.append(time.perf_counter_ns())
                 prof.step()
         check_trace(partial)  # complete and readable before it takes its final name
     if cuda:
-        end_ev.synchronize()
-        step_ms = begin_ev.elapsed_time(end_ev) / ACTIVE_STEPS
+        events[-1].synchronize()
+        steps = [a.elapsed_time(b) for a, b in pairwise(events)]
     else:
-        step_ms = (end_ns - begin_ns) / 1e6 / ACTIVE_STEPS
-    return ProfiledWindow(step_ms=step_ms, adjacent_unprofiled_ms=adjacent_ms)
+        steps = [(b - a) / 1e6 for a, b in pairwise(stamps)]
+    return ProfiledWindow(step_intervals_ms=tuple(steps), adjacent_intervals_ms=tuple(adjacent))

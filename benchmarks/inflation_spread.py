@@ -1,0 +1,124 @@
+"""How much a trace's profiler inflation varies between processes, under two statistics.
+
+``python -m benchmarks.inflation_spread WORKLOAD:MODE [...] [--rounds N] [--out FILE]`` runs, for
+each bundled workload and mode, ``N`` rounds of two fresh processes, the lean trace's and the
+stacked trace's (lean first in odd rounds, stacked first in even ones). Each process does what
+``traceviz profile``'s stack child does: load the workload, build the mode's step, warm up
+(:func:`traceviz.collect.timing.warm`, :data:`~traceviz.collect.timing.WARM_MIN_S` on CUDA) and
+record one profiled window with :func:`traceviz.collect.tracing.profile_steps` (Python stacks on
+or off), keeping every profiled and adjacent unprofiled step time.
+
+Per process it gives the inflation under both statistics: ``window mean`` (the manifest's before
+2026-11-25: the profiled window's mean over the median of the adjacent windows' means) and
+``median step`` (since: the median profiled step over the median adjacent step). Per workload
+and mode: each statistic's lean and stacked inflations, their ranges, and in how many rounds the
+lean trace was the less inflated. ``docs/comparison.md`` cites the committed result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+KINDS = ("lean", "stacked")
+
+
+def one(workload: str, mode: str, kind: str, trace: Path, out: Path) -> None:
+    """One process's profiled window (``kind`` lean or stacked); its step times to ``out``."""
+    import torch
+
+    from traceviz.collect import timing, tracing
+    from traceviz.collect.modes import build_step
+    from traceviz.collect.workload import load_workload
+
+    cuda = torch.cuda.is_available()
+    device = torch.device("cuda" if cuda else "cpu")
+    wl = load_workload(str(Path("workloads") / f"{workload}.py"))
+    torch.manual_seed(0)
+    inputs = wl.make_inputs(device)
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    step = build_step(mode, wl, inputs)
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    timing.warm(lambda: step(*inputs), 10, sync, timing.warm_min_s(cuda))
+    window = tracing.profile_steps(lambda: step(*inputs), trace, cuda=cuda,
+                                   with_stack=kind == "stacked", metadata={})
+    out.write_text(json.dumps({"step_intervals_ms": window.step_intervals_ms,
+                               "adjacent_intervals_ms": window.adjacent_intervals_ms}))
+
+
+def inflations(record: dict[str, list[float]], window: int) -> dict[str, float]:
+    """The process's inflation under both statistics (``window``: steps per window)."""
+    steps = record["step_intervals_ms"]
+    adjacent = record["adjacent_intervals_ms"]
+    means = [statistics.fmean(adjacent[i:i + window]) for i in range(0, len(adjacent), window)]
+    return {"window mean": statistics.fmean(steps) / statistics.median(means),
+            "median step": statistics.median(steps) / statistics.median(adjacent)}
+
+
+def summary(rounds: list[dict[str, dict[str, float]]]) -> dict[str, Any]:
+    """Per statistic: lean and stacked inflations by round, ranges, rounds with lean lower."""
+    out: dict[str, Any] = {}
+    for stat in ("window mean", "median step"):
+        lean = [r["lean"][stat] for r in rounds]
+        stacked = [r["stacked"][stat] for r in rounds]
+        out[stat] = {"lean": lean, "stacked": stacked,
+                     "lean_range": [min(lean), max(lean)],
+                     "stacked_range": [min(stacked), max(stacked)],
+                     "rounds_lean_lower": sum(a < b for a, b in zip(lean, stacked, strict=True)),
+                     "rounds": len(rounds)}
+    return out
+
+
+def measure(cell: str, rounds: int, window: int) -> dict[str, Any]:
+    """``rounds`` lean/stacked process pairs of one ``WORKLOAD:MODE``."""
+    workload, mode = cell.split(":")
+    per_round = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            order = KINDS if r % 2 == 0 else KINDS[::-1]
+            got: dict[str, Any] = {}
+            for kind in order:
+                out = Path(tmp) / f"{kind}{r}.json"
+                subprocess.run([sys.executable, "-m", "benchmarks.inflation_spread", "--one",
+                                workload, mode, kind, str(Path(tmp) / f"{kind}{r}.json.gz"),
+                                str(out)], check=True)
+                raw = json.loads(out.read_text())
+                got[kind] = {**inflations(raw, window), "raw": raw}
+            per_round.append(got)
+            print(cell, r, {k: {s: round(v[s], 3) for s in ("window mean", "median step")}
+                            for k, v in got.items()}, flush=True)
+    return {"cell": cell, "rounds": per_round, "summary": summary(per_round)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("cells", nargs="*", help="WORKLOAD:MODE")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--one", nargs=5, metavar=("WORKLOAD", "MODE", "KIND", "TRACE", "OUT"))
+    args = parser.parse_args(argv)
+    if args.one:
+        workload, mode, kind, trace, out = args.one
+        one(workload, mode, kind, Path(trace), Path(out))
+        return
+    from traceviz.collect.tracing import ACTIVE_STEPS
+
+    results = [measure(cell, args.rounds, ACTIVE_STEPS) for cell in args.cells]
+    text = json.dumps(results, indent=1)
+    if args.out:
+        args.out.write_text(text)
+    for r in results:
+        for stat, s in r["summary"].items():
+            print(f"{r['cell']:32} {stat:12} lean {s['lean_range'][0]:.2f}–{s['lean_range'][1]:.2f}"
+                  f"  stacked {s['stacked_range'][0]:.2f}–{s['stacked_range'][1]:.2f}"
+                  f"  lean lower in {s['rounds_lean_lower']}/{s['rounds']}")
+
+
+if __name__ == "__main__":
+    main()
