@@ -29,8 +29,42 @@ from typing import Any
 KINDS = ("lean", "stacked")
 
 
-def one(workload: str, mode: str, kind: str, trace: Path, out: Path) -> None:
-    """One process's profiled window (``kind`` lean or stacked); its step times to ``out``."""
+def _window_only(call: Any, trace: Path, cuda: bool, with_stack: bool) -> dict[str, Any]:
+    """The profiled window timed as traceviz did before 2026-11-25: two CUDA events, around
+    the whole active window only (no event between steps)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    from traceviz.collect import tracing
+
+    adjacent = tracing.adjacent_intervals_ms(call, cuda=cuda)
+    first = tracing.WAIT_STEPS + tracing.WARMUP_STEPS
+    if not cuda:
+        raise SystemExit("the window variant times with CUDA events: it needs a GPU")
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities, with_stack=with_stack, record_shapes=False,
+                 schedule=schedule(wait=tracing.WAIT_STEPS, warmup=tracing.WARMUP_STEPS,
+                                   active=tracing.ACTIVE_STEPS, repeat=1),
+                 on_trace_ready=lambda p: p.export_chrome_trace(str(trace))) as prof:
+        for i in range(first + tracing.ACTIVE_STEPS):
+            if i == first:
+                begin.record()
+            call()
+            if i == first + tracing.ACTIVE_STEPS - 1:
+                end.record()
+            prof.step()
+    end.synchronize()
+    mean = begin.elapsed_time(end) / tracing.ACTIVE_STEPS
+    return {"step_intervals_ms": [mean] * tracing.ACTIVE_STEPS, "adjacent_intervals_ms": adjacent}
+
+
+def one(workload: str, mode: str, kind: str, trace: Path, out: Path, variant: str) -> None:
+    """One process's profiled window (``kind`` lean or stacked); its step times to ``out``.
+
+    ``variant`` is ``TIMING/WARMUP``: ``step`` (:func:`~traceviz.collect.tracing.profile_steps`,
+    an event after every step) or ``window`` (:func:`_window_only`), with ``WARMUP`` profiler
+    warm-up steps before the recorded ones."""
     import torch
 
     from traceviz.collect import timing, tracing
@@ -46,10 +80,16 @@ def one(workload: str, mode: str, kind: str, trace: Path, out: Path) -> None:
     step = build_step(mode, wl, inputs)
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     timing.warm(lambda: step(*inputs), 10, sync, timing.warm_min_s(cuda))
-    window = tracing.profile_steps(lambda: step(*inputs), trace, cuda=cuda,
-                                   with_stack=kind == "stacked", metadata={})
-    out.write_text(json.dumps({"step_intervals_ms": window.step_intervals_ms,
-                               "adjacent_intervals_ms": window.adjacent_intervals_ms}))
+    how, warmup = variant.split("/")
+    tracing.WARMUP_STEPS = int(warmup)
+    if how == "window":
+        record = _window_only(lambda: step(*inputs), trace, cuda, kind == "stacked")
+    else:
+        window = tracing.profile_steps(lambda: step(*inputs), trace, cuda=cuda,
+                                       with_stack=kind == "stacked", metadata={})
+        record = {"step_intervals_ms": window.step_intervals_ms,
+                  "adjacent_intervals_ms": window.adjacent_intervals_ms}
+    out.write_text(json.dumps(record))
 
 
 def inflations(record: dict[str, list[float]], window: int) -> dict[str, float]:
@@ -76,8 +116,12 @@ def summary(rounds: list[dict[str, dict[str, float]]]) -> dict[str, Any]:
 
 
 def measure(cell: str, rounds: int, window: int) -> dict[str, Any]:
-    """``rounds`` lean/stacked process pairs of one ``WORKLOAD:MODE``."""
-    workload, mode = cell.split(":")
+    """``rounds`` lean/stacked process pairs of one ``WORKLOAD:MODE[:VARIANT]`` (variant as in
+    :func:`one`; default ``step/`` and today's warm-up steps)."""
+    from traceviz.collect.tracing import WARMUP_STEPS
+
+    workload, mode, *rest = cell.split(":")
+    variant = rest[0] if rest else f"step/{WARMUP_STEPS}"
     per_round = []
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(rounds):
@@ -87,25 +131,27 @@ def measure(cell: str, rounds: int, window: int) -> dict[str, Any]:
                 out = Path(tmp) / f"{kind}{r}.json"
                 subprocess.run([sys.executable, "-m", "benchmarks.inflation_spread", "--one",
                                 workload, mode, kind, str(Path(tmp) / f"{kind}{r}.json.gz"),
-                                str(out)], check=True)
+                                str(out), variant], check=True)
                 raw = json.loads(out.read_text())
                 got[kind] = {**inflations(raw, window), "raw": raw}
             per_round.append(got)
             print(cell, r, {k: {s: round(v[s], 3) for s in ("window mean", "median step")}
                             for k, v in got.items()}, flush=True)
-    return {"cell": cell, "rounds": per_round, "summary": summary(per_round)}
+    return {"cell": cell, "variant": variant, "rounds": per_round,
+            "summary": summary(per_round)}
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("cells", nargs="*", help="WORKLOAD:MODE")
+    parser.add_argument("cells", nargs="*", help="WORKLOAD:MODE[:step|window/WARMUP]")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--one", nargs=5, metavar=("WORKLOAD", "MODE", "KIND", "TRACE", "OUT"))
+    parser.add_argument("--one", nargs=6,
+                        metavar=("WORKLOAD", "MODE", "KIND", "TRACE", "OUT", "VARIANT"))
     args = parser.parse_args(argv)
     if args.one:
-        workload, mode, kind, trace, out = args.one
-        one(workload, mode, kind, Path(trace), Path(out))
+        workload, mode, kind, trace, out, variant = args.one
+        one(workload, mode, kind, Path(trace), Path(out), variant)
         return
     from traceviz.collect.tracing import ACTIVE_STEPS
 
