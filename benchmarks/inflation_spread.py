@@ -62,9 +62,10 @@ def _window_only(call: Any, trace: Path, cuda: bool, with_stack: bool) -> dict[s
 def one(workload: str, mode: str, kind: str, trace: Path, out: Path, variant: str) -> None:
     """One process's profiled window (``kind`` lean or stacked); its step times to ``out``.
 
-    ``variant`` is ``TIMING/WARMUP``: ``step`` (:func:`~traceviz.collect.tracing.profile_steps`,
-    an event after every step) or ``window`` (:func:`_window_only`), with ``WARMUP`` profiler
-    warm-up steps before the recorded ones."""
+    ``variant`` is ``TIMING/WARMUP[/ACTIVE]``: ``step``
+    (:func:`~traceviz.collect.tracing.profile_steps`, an event after every step) or ``window``
+    (:func:`_window_only`), with ``WARMUP`` profiler warm-up steps before the ``ACTIVE``
+    recorded ones (default :data:`~traceviz.collect.tracing.ACTIVE_STEPS`)."""
     import torch
 
     from traceviz.collect import timing, tracing
@@ -80,8 +81,10 @@ def one(workload: str, mode: str, kind: str, trace: Path, out: Path, variant: st
     step = build_step(mode, wl, inputs)
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     timing.warm(lambda: step(*inputs), 10, sync, timing.warm_min_s(cuda))
-    how, warmup = variant.split("/")
+    how, warmup, *active = variant.split("/")
     tracing.WARMUP_STEPS = int(warmup)
+    if active:
+        tracing.ACTIVE_STEPS = int(active[0])
     if how == "window":
         record = _window_only(lambda: step(*inputs), trace, cuda, kind == "stacked")
     else:
@@ -141,6 +144,13 @@ def measure(cell: str, rounds: int, window: int) -> dict[str, Any]:
             "summary": summary(per_round)}
 
 
+def _active(cell: str, default: int) -> int:
+    """The recorded steps per window of a cell's variant."""
+    parts = cell.split(":")[2:3]
+    fields = parts[0].split("/") if parts else []
+    return int(fields[2]) if len(fields) > 2 else default
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cells", nargs="*", help="WORKLOAD:MODE[:step|window/WARMUP]")
@@ -155,7 +165,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     from traceviz.collect.tracing import ACTIVE_STEPS
 
-    results = [measure(cell, args.rounds, ACTIVE_STEPS) for cell in args.cells]
+    results = [measure(cell, args.rounds, _active(cell, ACTIVE_STEPS)) for cell in args.cells]
     text = json.dumps(results, indent=1)
     if args.out:
         args.out.write_text(text)
