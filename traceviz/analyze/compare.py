@@ -17,7 +17,7 @@ trace plus, for a run directory, the mode's manifest entry (see
   split's;
 * profiler inflation: the manifest's ``profiled.inflation`` when it records the unprofiled step
   time measured next to the profiled window in the same process (``adjacent_unprofiled_ms``,
-  :class:`traceviz.collect.tracing.ProfiledWindow`); else profiled / unprofiled median step
+  :class:`traceviz.collect.tracing.ProfiledWindow`: median step times since 2026-11-25); else profiled / unprofiled median step
   time, where "profiled" is the manifest's wall time per step under the profiler
   (``profiled.step_ms``) when recorded, else the GPU period; ``stack_inflation`` the same of
   the stacked trace (``stack_profiled``);
