@@ -17,10 +17,10 @@ trace plus, for a run directory, the mode's manifest entry (see
   split's;
 * profiler inflation: the manifest's ``profiled.inflation`` when it records the unprofiled step
   time measured next to the profiled window in the same process (``adjacent_unprofiled_ms``,
-  :class:`traceviz.collect.tracing.ProfiledWindow`: median step times since 2026-11-25); else profiled / unprofiled median step
-  time, where "profiled" is the manifest's wall time per step under the profiler
-  (``profiled.step_ms``) when recorded, else the GPU period; ``stack_inflation`` the same of
-  the stacked trace (``stack_profiled``);
+  :class:`traceviz.collect.tracing.ProfiledWindow`: median step times since 2026-11-25); else
+  profiled / unprofiled median step time, where "profiled" is the manifest's wall time per
+  step under the profiler (``profiled.step_ms``) when recorded, else the GPU period;
+  ``stack_inflation`` the same of the stacked trace (``stack_profiled``);
 * speed: the manifest's paired timing (schema 2), else the unpaired medians, else the profiled
   period (:mod:`traceviz.analyze.speed`); with paired timing, a baseline whose pair-level
   median left its own-process p10–p90 (widened by ``baseline_drift_margin``) is flagged in the

@@ -95,8 +95,12 @@ def unprofiled_section(c: Comparison) -> Section | None:
         "work (first call to last return, before the synchronize). GPU behind host: how many "
         "steps of GPU work were still queued when the host returned from the last call. "
         "issue share: the share of the step time saved that the saving of host issue time "
-        "explains (launch verdict). inflation: profiled step time / unprofiled, of the lean "
-        "trace the verdicts read and of the stacked trace the host-wait sources come from.",
+        "explains (launch verdict). inflation: profiled step time / unprofiled (medians over "
+        "steps), of the lean trace the verdicts read and of the stacked trace the host-wait "
+        "sources come from. The two are recorded in two processes, and a trace's inflation "
+        "varies between processes (docs/comparison.md, \"How far a trace's inflation can be "
+        "trusted\"), so where stacks cost little, as in GPU-bound steps, the stacked trace can "
+        "come out the less inflated.",
         (split_table(c),),
     )
 
