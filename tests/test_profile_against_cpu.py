@@ -9,6 +9,7 @@ ones.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -109,3 +110,49 @@ def test_the_old_file_inside_the_run_directory_is_refused(tmp_path):
     assert proc.returncode == 2
     assert "never overwritten" in proc.stderr
     assert old.is_file()
+
+
+def interrupted_copy(against_run: Path, dest: Path) -> Path:
+    """A copy of the run as a stop during eager leaves it: eager ``interrupted`` in both
+    versions' manifests, no eager traces, no old → new record."""
+    shutil.copytree(against_run, dest)
+    for run in (dest, dest / "old"):
+        record = json.loads((run / "manifest.json").read_text())
+        record["modes"]["eager"] = {"status": "interrupted",
+                                    "reason": "interrupted by SIGTERM during 'timing' after 1.0 s"}
+        (run / "manifest.json").write_text(json.dumps(record))
+        for trace in run.glob("eager*.pt.trace.json.gz"):
+            trace.unlink()
+    return dest
+
+
+def test_resume_runs_the_interrupted_mode_of_both_versions_and_times_them_again(
+        against_run, tmp_path):
+    run_dir = interrupted_copy(against_run, tmp_path / "run")
+    proc = traceviz("profile", "--resume", str(run_dir))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "old -> new" in proc.stdout
+    new = json.loads((run_dir / "manifest.json").read_text())
+    old = json.loads((run_dir / "old" / "manifest.json").read_text())
+    assert new["modes"]["eager"]["status"] == old["modes"]["eager"]["status"] == "ok"
+    assert [r["modes"] for r in new["resumed"]] == [["eager"]]
+    assert [r["modes"] for r in old["resumed"]] == [["eager"]]
+    assert (run_dir / "eager.pt.trace.json.gz").is_file()
+    assert (run_dir / "old" / "eager.pt.trace.json.gz").is_file()
+    against = new["modes"]["eager"]["against"]
+    assert against["status"] == "ok", against["reason"]
+    assert against["paired"]["baseline"] == "old" and against["outputs_vs_old"]["ok"] is True
+
+
+def test_resume_refuses_an_old_version_changed_since_the_run_started(against_run, tmp_path):
+    run_dir = interrupted_copy(against_run, tmp_path / "run")
+    old_file = tmp_path / "tiny.py"
+    shutil.copy(WORKLOADS / "tiny.py", old_file)
+    record = json.loads((run_dir / "manifest.json").read_text())
+    record["against"]["workload"]["path"] = str(old_file)
+    (run_dir / "manifest.json").write_text(json.dumps(record))
+    old_file.write_text(old_file.read_text() + "\n# edited\n")
+    proc = traceviz("profile", "--resume", str(run_dir))
+    assert proc.returncode == 2
+    assert "(the old version) changed since the run started" in proc.stderr
+    assert json.loads((run_dir / "manifest.json").read_text()) == record  # nothing touched
