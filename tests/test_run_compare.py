@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from traceviz.analyze.kernel_diff import KernelChange, KernelDiff
-from traceviz.analyze.run_diff import Pair, RunModeDiff, host_only_note
+from traceviz.analyze.run_diff import Pair, RunModeDiff, compare_runs, host_only_note
 from traceviz.analyze.run_gate import mode_failures, parse_slowdown
 from traceviz.analyze.run_speed import (
     Interval,
@@ -273,3 +273,17 @@ def test_gate_fails_the_variant_and_passes_identical_code() -> None:
                  ("rmsnorm_warm1", "rmsnorm_warm2")):
         ok = CliRunner().invoke(app, ["check", str(REVIEWS / b), "--against", str(REVIEWS / a)])
         assert ok.exit_code == 0, ok.output
+
+
+def test_two_distributed_runs_count_compute_kernels_without_the_communication_ones() -> None:
+    # reports/ddp_mlp: 89 kernels per step on the slowest rank, of which 6 are NCCL kernels
+    a = run_compare_report.load_run(REPORTS / "ddp_mlp", workers=1)
+    b = run_compare_report.load_run(REPORTS / "ddp_mlp_straggler", workers=1)
+    eager_a = next(m for m in a.modes if m.mode == "eager")
+    assert eager_a.per_step is not None and eager_a.per_step.kernels == 89
+    assert eager_a.compute_kernels == 83
+    c = compare_runs(a, b)
+    eager = next(d for d in c.modes if d.mode == "eager")
+    assert eager.kernels == Pair(83.0, 83.0)
+    single = run_compare_report.load_run(REPORTS / "reviews" / "rmsnorm_base", workers=1)
+    assert {m.mode: m.compute_kernels for m in single.modes} == {"eager": None, "compile": None}

@@ -67,12 +67,17 @@ ENV_FIELDS = (
 
 @dataclass(frozen=True)
 class RunModeData:
-    """One mode of one run as loaded: its manifest entry and its lean trace's numbers."""
+    """One mode of one run as loaded: its manifest entry and its lean trace's numbers.
+
+    ``compute_kernels``: compute kernels per step (median; communication kernels left out, as
+    in :func:`traceviz.analyze.compare.kernel_counts`); ``None``: ``per_step.kernels`` is the
+    count (a trace without communication kernels, or data loaded without it)."""
 
     mode: str
     entry: dict[str, Any] | None
     per_step: PerStep | None = None
     kernels: KernelProfile | None = None
+    compute_kernels: float | None = None
 
 
 #: A two-run change is host-only when the kernels' GPU time per step changed by less than this
@@ -240,6 +245,8 @@ def _ps(d: RunModeData | None, name: str) -> float | None:
     ps = d.per_step if d is not None else None
     if ps is None:
         return None
+    if name == "kernels" and d is not None and d.compute_kernels is not None:
+        return d.compute_kernels
     if name == "host_wait_ns":
         return ps.host_wait_ns + ps.sync_wait_ns
     return float(getattr(ps, name))

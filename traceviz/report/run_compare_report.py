@@ -32,10 +32,12 @@ SCHEMA = "traceviz.compare-runs/1"
 
 
 def _analyse(paths: list[Path], workers: int | None
-             ) -> tuple[PerStep | None, KernelProfile | None]:
-    """Per-step medians and kernel profile of a mode's trace (the slowest rank's of several),
-    each trace loaded and analysed by ``workers``."""
+             ) -> tuple[PerStep | None, KernelProfile | None, float | None]:
+    """Per-step medians, kernel profile and compute kernels per step (``None`` without
+    communication kernels) of a mode's trace (the slowest rank's of several), each trace loaded
+    and analysed by ``workers``."""
     from traceviz.analyze.analysis import analyze
+    from traceviz.analyze.compare import kernel_counts
     from traceviz.analyze.distributed.slowest import slowest_rank_index
     from traceviz.trace import load
 
@@ -45,9 +47,11 @@ def _analyse(paths: list[Path], workers: int | None
         a = analyze(trace, workers=workers)
         found.append((a, kernel_profile(trace, a)))
     if not found:
-        return None, None
+        return None, None, None
     i = slowest_rank_index([a for a, _ in found]) if len(found) > 1 else 0
-    return found[i][0].per_step, found[i][1]
+    a, profile = found[i]
+    counts = kernel_counts(a)
+    return a.per_step, profile, (counts.kernels if counts.comm_kernels is not None else None)
 
 
 def load_run(path: Path, *, workers: int | None = None) -> RunData:
@@ -62,9 +66,9 @@ def load_run(path: Path, *, workers: int | None = None) -> RunData:
         names = (prof.get("traces") if isinstance(prof, dict) else None) or (
             [prof["trace"]] if isinstance(prof, dict) and prof.get("trace") else [])
         files = [path / str(n) for n in names if (path / str(n)).is_file()]
-        per_step, kernels = _analyse(files, workers)
+        per_step, kernels, compute = _analyse(files, workers)
         out.append(RunModeData(str(mode), entry if isinstance(entry, dict) else None, per_step,
-                               kernels))
+                               kernels, compute))
     return RunData(str(path), manifest, tuple(out))
 
 
