@@ -217,7 +217,8 @@ def profile_steps(
                 if i == first_active:
                     if cuda:
                         events[0].record()
-                    stamps.append(time.perf_counter_ns())
+                    else:
+                        stamps.append(time.perf_counter_ns())
                 if not stamped and prof.current_action in (
                     ProfilerAction.RECORD,
                     ProfilerAction.RECORD_AND_SAVE,
@@ -228,7 +229,8 @@ def profile_steps(
                 if i >= first_active:
                     if cuda:
                         events[i - first_active + 1].record()
-                    stamps.append(time.perf_counter_ns())
+                    else:
+                        stamps.append(time.perf_counter_ns())
                 prof.step()
         check_trace(partial)  # complete and readable before it takes its final name
     if cuda:
