@@ -303,6 +303,24 @@ def test_an_unreachable_scheduler_is_one_error_line(four: Path) -> None:
         "traceviz: error: cannot reach the Dask scheduler at tcp://127.0.0.1:9")
 
 
+def test_a_refused_or_unresolvable_scheduler_address_is_known_without_waiting() -> None:
+    import socket
+
+    from traceviz.scale.dask_cluster import unreachable
+
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1]
+        assert unreachable(f"tcp://127.0.0.1:{port}") is None  # accepts: the client decides
+    why = unreachable(f"tcp://127.0.0.1:{port}")  # closed now: nothing listens
+    assert why is not None and why.startswith(f"connection refused on 127.0.0.1 port {port}")
+    bad = unreachable("tcp://no-such-host.invalid:8786")
+    assert bad is not None and bad.startswith("cannot resolve no-such-host.invalid")
+    for other in ("local", "tls://10.0.0.1:8786", "tcp://host", "tcp://host:notaport"):
+        assert unreachable(other) is None
+
+
 @pytest.mark.timeout(120)
 def test_sigterm_stops_every_pool_worker_and_exits_143(tmp_path: Path) -> None:
     import signal

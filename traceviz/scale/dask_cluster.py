@@ -23,6 +23,7 @@ optional extra ``traceviz[dask]``.
 from __future__ import annotations
 
 import logging
+import socket
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -34,6 +35,10 @@ from traceviz.errors import TracevizError
 INSTALL = "pip install 'traceviz[dask]'"
 #: Worker deaths a task may cause on the local cluster before it is given up (one retry).
 LOCAL_ALLOWED_FAILURES = 1
+#: Seconds Dask's client waits for a scheduler that does not answer.
+CONNECT_TIMEOUT_S = 30
+#: Seconds the probe of a ``tcp://`` scheduler's port waits before leaving it to the client.
+PROBE_TIMEOUT_S = 5.0
 
 Progress = Callable[[int, int], None]
 
@@ -55,6 +60,32 @@ def dask_available() -> bool:
         return False
 
 
+def unreachable(address: str) -> str | None:
+    """Why the scheduler at ``address`` (``tcp://HOST:PORT``) certainly cannot be reached: its
+    host name does not resolve or its port refuses the connection (nothing listens there), so
+    the error comes at once instead of after the client's :data:`CONNECT_TIMEOUT_S`. ``None``
+    when the port accepts, does not answer within :data:`PROBE_TIMEOUT_S`, or the address is
+    not of that form: the client's own connect decides then."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address)
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if parts.scheme != "tcp" or host is None or port is None:
+        return None
+    try:
+        with socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S):
+            return None
+    except ConnectionRefusedError:
+        return f"connection refused on {host} port {port} (no scheduler listens there)"
+    except socket.gaierror as exc:
+        return f"cannot resolve {host} ({exc.strerror})"
+    except OSError:
+        return None
+
+
 def run_dask(task: Callable[..., Any], paths: Sequence[str], address: str, workers: int,
              args: tuple[Any, ...] = (), progress: Progress | None = None,
              announce: Callable[[str], None] | None = None) -> list[Any]:
@@ -73,8 +104,10 @@ def run_dask(task: Callable[..., Any], paths: Sequence[str], address: str, worke
                                              silence_logs=logging.ERROR) as cluster, \
                 Client(cluster) as client:
             return _run(client, task, paths, args, progress, announce, "local cluster")
+    if (why := unreachable(address)) is not None:
+        raise TracevizError(f"cannot reach the Dask scheduler at {address}: {why}")
     try:
-        client = Client(address, timeout="30s")
+        client = Client(address, timeout=f"{CONNECT_TIMEOUT_S}s")
     except (OSError, TimeoutError) as exc:
         raise TracevizError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
     with client:
