@@ -1,12 +1,12 @@
 """A deliberately broken workload: correct in eager, broken under torch.compile.
 
 ``BROKEN_KIND`` (environment variable, read at import) picks how the compiled step breaks:
-``raise`` (a shape error), ``mismatch`` (returns a different value), ``hang`` (sleeps for an hour).
+``raise`` (a shape error) or ``mismatch`` (returns a different value); a step that hangs is
+``stoppable.py``.
 Eager and the eager reference never take the broken path.
 """
 
 import os
-import time
 
 import torch
 
@@ -26,6 +26,4 @@ def step(x: torch.Tensor) -> torch.Tensor:
             return x.view(5, 5)  # 16 elements: the compiled step raises a shape error
         if KIND == "mismatch":
             return x * 2 + 1
-        if KIND == "hang":
-            time.sleep(3600)
     return x * 2
