@@ -1,8 +1,10 @@
 """How much a trace's profiler inflation varies between processes, under two statistics.
 
-``python -m benchmarks.inflation_spread WORKLOAD:MODE [...] [--rounds N] [--out FILE]`` runs, for
-each bundled workload and mode, ``N`` rounds of two fresh processes, the lean trace's and the
-stacked trace's (lean first in odd rounds, stacked first in even ones). Each process does what
+``python -m benchmarks.inflation_spread WORKLOAD:MODE[:VARIANT] [...] [--rounds N] [--out FILE]``
+runs, for each bundled workload and mode, ``N`` rounds of two fresh processes, the lean trace's
+and the stacked trace's (lean first in the first, third, ... round, stacked first in the others).
+``VARIANT`` (:func:`one`) changes how the window is timed and how many profiler warm-up and
+recorded steps it has. Each process does what
 ``traceviz profile``'s stack child does: load the workload, build the mode's step, warm up
 (:func:`traceviz.collect.timing.warm`, :data:`~traceviz.collect.timing.WARM_MIN_S` on CUDA) and
 record one profiled window with :func:`traceviz.collect.tracing.profile_steps` (Python stacks on
@@ -37,13 +39,13 @@ def _window_only(call: Any, trace: Path, cuda: bool, with_stack: bool) -> dict[s
 
     from traceviz.collect import tracing
 
-    adjacent = tracing.adjacent_intervals_ms(call, cuda=cuda)
-    first = tracing.WAIT_STEPS + tracing.WARMUP_STEPS
     if not cuda:
         raise SystemExit("the window variant times with CUDA events: it needs a GPU")
+    adjacent = tracing.adjacent_intervals_ms(call, cuda=cuda)
+    first = tracing.WAIT_STEPS + tracing.WARMUP_STEPS
     begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    with profile(activities=activities, with_stack=with_stack, record_shapes=False,
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                 with_stack=with_stack, record_shapes=False,
                  schedule=schedule(wait=tracing.WAIT_STEPS, warmup=tracing.WARMUP_STEPS,
                                    active=tracing.ACTIVE_STEPS, repeat=1),
                  on_trace_ready=lambda p: p.export_chrome_trace(str(trace))) as prof:
