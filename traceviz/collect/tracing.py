@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -47,13 +48,6 @@ EMPTY_TRACE_HINT = (
 )
 
 
-def median_ms(values: Sequence[float]) -> float:
-    """The median of ``values`` (ms); the mean of the two middle ones for an even count."""
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
 @dataclass(frozen=True)
 class ProfiledWindow:
     """The profiled steps' wall times and the unprofiled step times measured next to them.
@@ -74,13 +68,13 @@ class ProfiledWindow:
 
     @property
     def step_ms(self) -> float:
-        """Median profiled step time (ms)."""
-        return median_ms(self.step_intervals_ms)
+        """Median profiled step time (ms; the mean of the two middle ones for an even count)."""
+        return statistics.median(self.step_intervals_ms)
 
     @property
     def adjacent_unprofiled_ms(self) -> float:
-        """Median unprofiled step time next to the profiled window (ms)."""
-        return median_ms(self.adjacent_intervals_ms)
+        """Median unprofiled step time next to the profiled window (ms; as :attr:`step_ms`)."""
+        return statistics.median(self.adjacent_intervals_ms)
 
     @property
     def inflation(self) -> float | None:
