@@ -19,11 +19,12 @@ from traceviz.trace import load
 DDP = Path(__file__).resolve().parents[1] / "reports" / "ddp_mlp"
 
 
-@pytest.fixture(scope="module")
-def rank_dirs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def ddp_rank_dirs(root: Path) -> tuple[Path, Path] | None:
+    """Two directories under ``root``, eager and compile, each holding ``reports/ddp_mlp``'s two
+    rank traces of that mode (symlinks named ``rank<r>.pt.trace.json.gz``); ``None`` when the
+    committed run is absent."""
     if not (DDP / "eager.rank0.pt.trace.json.gz").is_file():
-        pytest.skip("reports/ddp_mlp absent")
-    root = tmp_path_factory.mktemp("ddp")
+        return None
     out = []
     for mode in ("eager", "compile"):
         d = root / mode
@@ -32,6 +33,14 @@ def rank_dirs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
             (d / f"rank{r}.pt.trace.json.gz").symlink_to(DDP / f"{mode}.rank{r}.pt.trace.json.gz")
         out.append(d)
     return out[0], out[1]
+
+
+@pytest.fixture(scope="module")
+def rank_dirs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    dirs = ddp_rank_dirs(tmp_path_factory.mktemp("ddp"))
+    if dirs is None:
+        pytest.skip("reports/ddp_mlp absent")
+    return dirs
 
 
 def test_same_named_traces_are_named_by_their_folder():

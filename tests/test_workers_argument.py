@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import traceviz
 from tests.synthetic_runs import standard_run
+from tests.test_compare_ranks import ddp_rank_dirs
 from traceviz.cli.app import app
 from traceviz.errors import UsageError
 from traceviz.report.jsonout import analysis_to_dict
@@ -25,7 +26,6 @@ analysis_module = importlib.import_module("traceviz.analyze.analysis")
 GPU = Path(__file__).resolve().parent / "data" / "gpu"
 EAGER = GPU / "elementwise_eager.pt.trace.json.gz"
 COMPILED = GPU / "elementwise_compile.pt.trace.json.gz"
-DDP = Path(__file__).resolve().parents[1] / "reports" / "ddp_mlp"
 #: A count no default gives here: seeing it proves the argument arrived.
 ASKED = usable_cpus() + 1
 #: The module-level data of :mod:`traceviz.trace.parallel`: constants, and the task a
@@ -89,17 +89,7 @@ def commands(run: Path, ranks: tuple[Path, Path] | None) -> dict[str, list[str]]
 @pytest.fixture(scope="module")
 def rank_dirs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path] | None:
     """Two directories of two real rank traces each (``reports/ddp_mlp``), else ``None``."""
-    if not (DDP / "eager.rank0.pt.trace.json.gz").is_file():
-        return None
-    root = tmp_path_factory.mktemp("ddp")
-    out = []
-    for mode in ("eager", "compile"):
-        d = root / mode
-        d.mkdir()
-        for r in (0, 1):
-            (d / f"rank{r}.pt.trace.json.gz").symlink_to(DDP / f"{mode}.rank{r}.pt.trace.json.gz")
-        out.append(d)
-    return out[0], out[1]
+    return ddp_rank_dirs(tmp_path_factory.mktemp("ddp"))
 
 
 @pytest.mark.parametrize("name", ["report trace", "report run dir", "compare traces",
