@@ -84,6 +84,29 @@ def test_report_leads_with_the_old_to_new_verdict_in_every_format(against_run, t
         assert text.index(first) < text.index(then), fmt
 
 
+def test_report_reads_each_trace_of_both_versions_once(against_run, monkeypatch):
+    import traceviz.trace
+    from traceviz.report.compare_report import load_run_dir
+    from traceviz.report.run_compare_report import load_run
+
+    real_load = traceviz.trace.load
+    read: list[Path] = []
+
+    def counting_load(path, **kwargs):
+        read.append(Path(path).resolve())
+        return real_load(path, **kwargs)
+
+    monkeypatch.setattr(traceviz.trace, "load", counting_load)
+    inputs = load_run_dir(against_run)
+    assert inputs.versions is not None
+    traces = sorted(p.resolve() for p in against_run.rglob("*.json.gz"))
+    assert len(traces) == 2  # NEW's eager trace and OLD's (old/)
+    assert sorted(read) == traces
+    monkeypatch.setattr(traceviz.trace, "load", real_load)
+    old, new = inputs.versions
+    assert new == load_run(against_run) and old == load_run(against_run / "old")
+
+
 def test_inputs_of_another_shape_are_refused_with_both_shapes():
     proc = traceviz("profile", str(WORKLOADS / "tiny.py"), "--against",
                     str(WORKLOADS / "tiny_wide.py"), "--device", "cpu", "--out",

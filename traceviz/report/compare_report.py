@@ -43,15 +43,23 @@ class Inputs:
     versions: tuple[RunData, RunData] | None = None  # ``profile --against``: (old, new) runs
 
 
-def _analyze(path: Path, workers: int | None) -> tuple[Any, str | None]:
+def _analyze(path: Path, workers: int | None, keep: dict[Path, Any] | None = None
+             ) -> tuple[Any, str | None]:
     """The analysis and device names of one trace, loaded and analysed by ``workers``
-    (``None``: :func:`~traceviz.trace.parallel.worker_count`'s default)."""
+    (``None``: :func:`~traceviz.trace.parallel.worker_count`'s default). With ``keep``, the
+    analysis and the trace's kernel profile are also kept there under ``path``
+    (:data:`traceviz.report.run_compare_report.Analysed`), for a later reader of the same file."""
     from traceviz.analyze.analysis import analyze
     from traceviz.trace import load
 
     trace = load(path, workers=workers)
     device = ", ".join(sorted({d.name for d in trace.meta.devices})) or None
-    return analyze(trace, workers=workers), device
+    analysis = analyze(trace, workers=workers)
+    if keep is not None:
+        from traceviz.analyze.kernel_diff import kernel_profile
+
+        keep[path] = (analysis, kernel_profile(trace, analysis))
+    return analysis, device
 
 
 def _slowest_rank(run_dir: Path, names: list[str], straggler: int | None,
@@ -94,6 +102,8 @@ def load_run_dir(run_dir: Path, *, workers: int | None = None) -> Inputs:
     from traceviz.analyze.distributed.launch import launch_evidence_from_summary
 
     manifest, modes = read_run_manifest(run_dir)
+    against = isinstance(manifest.get("against"), dict)  # profile --against: lead with old → new
+    analysed: dict[Path, Any] | None = {} if against else None  # NEW's traces, read once
     inputs = []
     for mode, entry in modes.items():
         trace_name = (entry.get("profiled") or {}).get("trace") if isinstance(entry, dict) else None
@@ -108,15 +118,15 @@ def load_run_dir(run_dir: Path, *, workers: int | None = None) -> Inputs:
                 run_dir, rank_traces, ranks.straggler_rank if ranks is not None else None,
                 workers)
         elif path is not None and path.is_file():
-            analysis, device = _analyze(path, workers)
+            analysis, device = _analyze(path, workers, analysed)
         inputs.append(ModeInput(str(mode), str(path) if path else None, analysis,
                                 entry if isinstance(entry, dict) else None, device, ranks,
                                 _stack_analysis(run_dir, entry, workers), bounding))
     versions = None
-    if isinstance(manifest.get("against"), dict):  # profile --against: lead with old → new
+    if against:
         from traceviz.report.version_report import load_version_runs
 
-        versions = load_version_runs(run_dir, manifest, workers=workers)
+        versions = load_version_runs(run_dir, manifest, workers=workers, analysed=analysed)
     return Inputs(inputs, str(run_dir), manifest, versions=versions)
 
 

@@ -8,9 +8,10 @@ Definitions: ``docs/comparison.md``, "Two runs".
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traceviz.analyze.kernel_diff import MIN_CHANGE, KernelProfile, kernel_profile
 from traceviz.analyze.model import PerStep
@@ -28,14 +29,21 @@ from traceviz.report.kernel_diff_section import kernel_table
 from traceviz.report.model import Report, Section, Table, num
 from traceviz.report.run_dir import MANIFEST, is_run_dir, read_run_manifest
 
+if TYPE_CHECKING:
+    from traceviz.analyze.analysis import Analysis
+
 SCHEMA = "traceviz.compare-runs/1"
 
+#: Traces a caller has already analysed, by the path it read them at (``run_dir / name``):
+#: their analysis and kernel profile, which :func:`load_run` takes instead of reading them again.
+Analysed = Mapping[Path, "tuple[Analysis, KernelProfile]"]
 
-def _analyse(paths: list[Path], workers: int | None
+
+def _analyse(paths: list[Path], workers: int | None, analysed: Analysed
              ) -> tuple[PerStep | None, KernelProfile | None, float | None]:
     """Per-step medians, kernel profile and compute kernels per step (``None`` without
     communication kernels) of a mode's trace (the slowest rank's of several), each trace loaded
-    and analysed by ``workers``."""
+    and analysed by ``workers`` unless ``analysed`` holds it."""
     from traceviz.analyze.analysis import analyze
     from traceviz.analyze.compare import kernel_counts
     from traceviz.analyze.distributed.slowest import slowest_rank_index
@@ -43,6 +51,9 @@ def _analyse(paths: list[Path], workers: int | None
 
     found = []
     for p in paths:
+        if p in analysed:
+            found.append(analysed[p])
+            continue
         trace = load(p, workers=workers)
         a = analyze(trace, workers=workers)
         found.append((a, kernel_profile(trace, a)))
@@ -54,9 +65,11 @@ def _analyse(paths: list[Path], workers: int | None
     return a.per_step, profile, (counts.kernels if counts.comm_kernels is not None else None)
 
 
-def load_run(path: Path, *, workers: int | None = None) -> RunData:
+def load_run(path: Path, *, workers: int | None = None, analysed: Analysed | None = None
+             ) -> RunData:
     """A run directory's manifest and, per mode with a lean trace, its numbers (its traces
-    loaded and analysed by ``workers``; ``None``: every usable core)."""
+    loaded and analysed by ``workers``, ``None``: every usable core; those in ``analysed`` taken
+    from there)."""
     if not is_run_dir(path):
         raise UsageError(f"{path}: not a run directory (no {MANIFEST})")
     manifest, modes = read_run_manifest(path)
@@ -66,7 +79,7 @@ def load_run(path: Path, *, workers: int | None = None) -> RunData:
         names = (prof.get("traces") if isinstance(prof, dict) else None) or (
             [prof["trace"]] if isinstance(prof, dict) and prof.get("trace") else [])
         files = [path / str(n) for n in names if (path / str(n)).is_file()]
-        per_step, kernels, compute = _analyse(files, workers)
+        per_step, kernels, compute = _analyse(files, workers, analysed or {})
         out.append(RunModeData(str(mode), entry if isinstance(entry, dict) else None, per_step,
                                kernels, compute))
     return RunData(str(path), manifest, tuple(out))

@@ -20,6 +20,7 @@ from traceviz.analyze.version_diff import VersionComparison, VersionModeDiff
 from traceviz.report.kernel_diff_section import kernel_table
 from traceviz.report.model import Section, Table
 from traceviz.report.run_compare_report import (
+    Analysed,
     load_run,
     messages_table,
     mode_document,
@@ -37,15 +38,16 @@ SPEED_COLUMNS = (("mode", False), ("verdict", False), ("step ms old → new", Tr
                  ("first kernel change", False))
 
 
-def load_version_runs(run_dir: Path, manifest: dict[str, Any], *, workers: int | None = None
-                      ) -> tuple[RunData, RunData] | None:
+def load_version_runs(run_dir: Path, manifest: dict[str, Any], *, workers: int | None = None,
+                      analysed: Analysed | None = None) -> tuple[RunData, RunData] | None:
     """OLD's and NEW's runs of a ``profile --against`` run directory whose ``manifest`` the
-    caller read, their traces analysed by ``workers`` (``None``: the run has no old version)."""
+    caller read, their traces analysed by ``workers``, NEW's taken from ``analysed`` where the
+    caller already analysed them (``None``: the run has no old version)."""
     against = manifest.get("against")
     if not isinstance(against, dict) or not against.get("run"):
         return None
     return (load_run(run_dir / str(against["run"]), workers=workers),
-            load_run(run_dir, workers=workers))
+            load_run(run_dir, workers=workers, analysed=analysed))
 
 
 def _outputs(d: VersionModeDiff) -> str:
