@@ -5,7 +5,7 @@
 Two measurements per cell, on the machine it runs on:
 
 - **sweep** (one process): after the usual warm-up
-  (:func:`traceviz.collect.timing.warm`), every thread of the process is pinned to one CPU at a
+  (:func:`benchmarks.inflation_spread.warmed_step`), every thread of the process is pinned to one CPU at a
   time (``sched_setaffinity`` on each task), twice over all CPUs; on each it times
   :data:`~traceviz.collect.tracing.ADJACENT_WINDOWS` windows of unprofiled steps
   (:func:`traceviz.collect.tracing.adjacent_intervals_ms`) and, for ``:profile`` cells, records
@@ -35,6 +35,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from benchmarks.inflation_spread import warmed_step
+
 
 def _pin(cpus: set[int]) -> None:
     """Pin every thread of this process to ``cpus``."""
@@ -49,34 +51,11 @@ def _cpu_of(tid: int) -> int:
     return int(stat.rsplit(")", 1)[1].split()[36])
 
 
-def _build(workload: str, mode: str) -> tuple[Any, bool]:
-    import torch
-
-    from traceviz.collect import timing
-    from traceviz.collect.modes import build_step
-    from traceviz.collect.workload import load_workload
-
-    cuda = torch.cuda.is_available()
-    device = torch.device("cuda" if cuda else "cpu")
-    wl = load_workload(str(Path("workloads") / f"{workload}.py"))
-    torch.manual_seed(0)
-    inputs = wl.make_inputs(device)
-    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    step = build_step(mode, wl, inputs)
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
-
-    def call() -> Any:
-        return step(*inputs)
-
-    timing.warm(call, 10, sync, timing.warm_min_s(cuda))
-    return call, cuda
-
-
 def sweep(workload: str, mode: str, profile: bool, trace_dir: Path) -> list[dict[str, Any]]:
     """Per CPU, twice over: the unprofiled step median and (``profile``) the lean inflation."""
     from traceviz.collect import timing, tracing
 
-    call, cuda = _build(workload, mode)
+    call, cuda = warmed_step(workload, mode)
     import torch
 
     sync = torch.cuda.synchronize if cuda else (lambda: None)
@@ -106,7 +85,7 @@ def fresh_one(workload: str, mode: str, trace: Path, out: Path) -> None:
     """One unpinned lean profiled window, with the main thread's CPU sampled while it runs."""
     from traceviz.collect import tracing
 
-    call, cuda = _build(workload, mode)
+    call, cuda = warmed_step(workload, mode)
     main = threading.get_native_id()
     seen: Counter[int] = Counter()
     stop = threading.Event()

@@ -25,6 +25,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,16 +62,13 @@ def _window_only(call: Any, trace: Path, cuda: bool, with_stack: bool) -> dict[s
     return {"step_intervals_ms": [mean] * tracing.ACTIVE_STEPS, "adjacent_intervals_ms": adjacent}
 
 
-def one(workload: str, mode: str, kind: str, trace: Path, out: Path, variant: str) -> None:
-    """One process's profiled window (``kind`` lean or stacked); its step times to ``out``.
-
-    ``variant`` is ``TIMING/WARMUP[/ACTIVE]``: ``step``
-    (:func:`~traceviz.collect.tracing.profile_steps`, an event after every step) or ``window``
-    (:func:`_window_only`), with ``WARMUP`` profiler warm-up steps before the ``ACTIVE``
-    recorded ones (default :data:`~traceviz.collect.tracing.ACTIVE_STEPS`)."""
+def warmed_step(workload: str, mode: str) -> tuple[Callable[[], Any], bool]:
+    """The bundled ``workload``'s step in ``mode`` as a no-argument call, built and warmed up as
+    ``profile``'s children do (:func:`traceviz.collect.timing.warm`), and whether it runs on
+    CUDA."""
     import torch
 
-    from traceviz.collect import timing, tracing
+    from traceviz.collect import timing
     from traceviz.collect.modes import build_step
     from traceviz.collect.workload import load_workload
 
@@ -81,16 +79,33 @@ def one(workload: str, mode: str, kind: str, trace: Path, out: Path, variant: st
     inputs = wl.make_inputs(device)
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     step = build_step(mode, wl, inputs)
+
+    def call() -> Any:
+        return step(*inputs)
+
     sync = torch.cuda.synchronize if cuda else (lambda: None)
-    timing.warm(lambda: step(*inputs), 10, sync, timing.warm_min_s(cuda))
+    timing.warm(call, 10, sync, timing.warm_min_s(cuda))
+    return call, cuda
+
+
+def one(workload: str, mode: str, kind: str, trace: Path, out: Path, variant: str) -> None:
+    """One process's profiled window (``kind`` lean or stacked); its step times to ``out``.
+
+    ``variant`` is ``TIMING/WARMUP[/ACTIVE]``: ``step``
+    (:func:`~traceviz.collect.tracing.profile_steps`, an event after every step) or ``window``
+    (:func:`_window_only`), with ``WARMUP`` profiler warm-up steps before the ``ACTIVE``
+    recorded ones (default :data:`~traceviz.collect.tracing.ACTIVE_STEPS`)."""
+    from traceviz.collect import tracing
+
+    call, cuda = warmed_step(workload, mode)
     how, warmup, *active = variant.split("/")
     tracing.WARMUP_STEPS = int(warmup)
     if active:
         tracing.ACTIVE_STEPS = int(active[0])
     if how == "window":
-        record = _window_only(lambda: step(*inputs), trace, cuda, kind == "stacked")
+        record = _window_only(call, trace, cuda, kind == "stacked")
     else:
-        window = tracing.profile_steps(lambda: step(*inputs), trace, cuda=cuda,
+        window = tracing.profile_steps(call, trace, cuda=cuda,
                                        with_stack=kind == "stacked", metadata={})
         record = {"step_intervals_ms": window.step_intervals_ms,
                   "adjacent_intervals_ms": window.adjacent_intervals_ms}
