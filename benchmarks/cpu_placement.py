@@ -5,8 +5,8 @@
 Two measurements per cell, on the machine it runs on:
 
 - **sweep** (one process): after the usual warm-up
-  (:func:`benchmarks.inflation_spread.warmed_step`), every thread of the process is pinned to one CPU at a
-  time (``sched_setaffinity`` on each task), twice over all CPUs; on each it times
+  (:func:`benchmarks.inflation_spread.warmed_step`), every thread of the process is pinned to
+  one CPU at a time (``sched_setaffinity`` on each task), twice over all CPUs; on each it times
   :data:`~traceviz.collect.tracing.ADJACENT_WINDOWS` windows of unprofiled steps
   (:func:`traceviz.collect.tracing.adjacent_intervals_ms`) and, for ``:profile`` cells, records
   one lean profiled window (:func:`traceviz.collect.tracing.profile_steps`, no stacks) and its
