@@ -48,5 +48,7 @@ def test_a_mode_that_computes_something_else_is_a_mismatch(tmp_path):
     assert_eager_unharmed(modes)
     compiled = modes["compile"]
     assert compiled["status"] == "mismatch"
+    assert compiled["reason"].startswith("outputs differ from the eager reference: ")
+    assert compiled["profiled"]["steps"] > 0  # traced all the same
     assert compiled["correctness"]["ok"] is False
     assert compiled["correctness"]["max_abs_err"] == pytest.approx(1.0)

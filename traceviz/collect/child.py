@@ -256,7 +256,7 @@ class ModeRun:
         """All phases; exceptions propagate with :attr:`result` filled so far."""
         import torch
 
-        from traceviz.collect import diagnostics, timing, tracing
+        from traceviz.collect import timing, tracing
         from traceviz.collect.correctness import compare
         from traceviz.collect.modes import build_step
 
@@ -306,20 +306,30 @@ class ModeRun:
             lambda: step(*inputs), trace_path, cuda=self.cuda, with_stack=False,
             metadata=self._trace_metadata(workload, "lean"),
         )
-        check = tracing.check_trace(trace_path)
-        self.result["profiled"] = check.profiled(trace_path.name, window)
-        if self.mode in COMPILE_MODES:
-            self.result["compile"] = diagnostics.compile_counters()
+        record_outcome(self.result, self.mode, self.cuda, trace_path, window,
+                       None if correct.ok
+                       else f"outputs differ from the eager reference: {correct.detail}")
 
-        if self.cuda and check.gpu_activities == 0:
-            self.result.update(status="failed", reason=tracing.EMPTY_TRACE_HINT)
-        elif not correct.ok:
-            self.result.update(
-                status="mismatch",
-                reason=f"outputs differ from the eager reference: {correct.detail}",
-            )
-        else:
-            self.result.update(status="ok", reason=None)
+
+def record_outcome(result: dict[str, Any], mode: str, cuda: bool, trace_path: Path,
+                   window: Any, mismatch: str | None) -> None:
+    """A traced mode's last fields in its child's ``result``: the lean trace's ``profiled``
+    record (what :func:`~traceviz.collect.tracing.check_trace` found, with ``window``'s step
+    times and inflation), Inductor's counters for a compiled ``mode``, and the status:
+    ``failed`` for a CUDA trace with no GPU activity, ``mismatch`` with the reason ``mismatch``
+    when the outputs differed, else ``ok``."""
+    from traceviz.collect import diagnostics, tracing
+
+    check = tracing.check_trace(trace_path)
+    result["profiled"] = check.profiled(trace_path.name, window)
+    if mode in COMPILE_MODES:
+        result["compile"] = diagnostics.compile_counters()
+    if cuda and check.gpu_activities == 0:
+        result.update(status="failed", reason=tracing.EMPTY_TRACE_HINT)
+    elif mismatch is not None:
+        result.update(status="mismatch", reason=mismatch)
+    else:
+        result.update(status="ok", reason=None)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from traceviz.atomic import write_text_atomic
-from traceviz.collect.child import failure_text, phase
+from traceviz.collect.child import failure_text, phase, record_outcome
 from traceviz.collect.mode_names import COMPILE_MODES, CUDAGRAPH_TREE_MODES
 
 #: Functions a workload needs for ``--nproc`` (see workloads/ddp_mlp.py).
@@ -230,7 +230,7 @@ class RankRun:
         import torch
         import torch.distributed as dist
 
-        from traceviz.collect import diagnostics, timing, tracing
+        from traceviz.collect import timing, tracing
         from traceviz.collect.correctness import compare
 
         s = self.settings
@@ -323,17 +323,9 @@ class RankRun:
                       "hostname": self.result["hostname"], **s["environment"]},
         )
         self._barrier()
-        check = tracing.check_trace(trace_path)
-        self.result["profiled"] = check.profiled(trace_path.name, window)
-        if self.mode in COMPILE_MODES:
-            self.result["compile"] = diagnostics.compile_counters()
-        if self.cuda and check.gpu_activities == 0:
-            self.result.update(status="failed", reason=tracing.EMPTY_TRACE_HINT)
-        elif not correct.ok:
-            self.result.update(status="mismatch", reason="parameters differ from an eager DDP "
-                               f"run after {done} updates: {correct.detail}")
-        else:
-            self.result.update(status="ok", reason=None)
+        record_outcome(self.result, self.mode, self.cuda, trace_path, window,
+                       None if correct.ok else "parameters differ from an eager DDP run after "
+                       f"{done} updates: {correct.detail}")
 
 
 def main(argv: list[str] | None = None) -> int:
