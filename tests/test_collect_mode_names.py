@@ -2,7 +2,13 @@
 
 import pytest
 
-from traceviz.collect.mode_names import ALL_MODES, ModeListError, parse_modes, skip_reason
+from traceviz.collect.mode_names import (
+    ALL_MODES,
+    ModeListError,
+    first_call_phase,
+    parse_modes,
+    skip_reason,
+)
 
 
 def test_all_expands_to_every_mode_in_canonical_order():
@@ -32,3 +38,11 @@ def test_triton_mode_needs_a_triton_step_and_the_package():
         "triton", cuda=True, triton=False, has_triton_step=True
     )
     assert skip_reason("triton", cuda=True, triton=True, has_triton_step=True) is None
+
+
+def test_the_first_call_phase_names_the_one_off_work_of_each_mode():
+    phases = {m: first_call_phase(m) for m in ALL_MODES}
+    assert phases == {"eager": "first call", "compile": "compiling",
+                      "reduce-overhead": "compiling", "max-autotune-no-cudagraphs": "compiling",
+                      "max-autotune": "compiling", "cudagraph": "capturing",
+                      "triton": "first call"}

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from traceviz.atomic import write_text_atomic
-from traceviz.collect.mode_names import COMPILE_MODES
+from traceviz.collect.mode_names import COMPILE_MODES, first_call_phase
 from traceviz.collect.workload import WorkloadError, load_workload
 
 PHASE_PREFIX = "@@traceviz-phase "
@@ -271,8 +271,7 @@ class ModeRun:
             torch.cuda.reset_peak_memory_stats()
         inputs = self._fresh_inputs(workload)
         step = build_step(self.mode, workload, inputs)
-        self.enter("compiling" if self.mode in COMPILE_MODES else
-              "capturing" if self.mode == "cudagraph" else "first call")
+        self.enter(first_call_phase(self.mode))
         begin = time.perf_counter()
         outputs = step(*inputs)
         self.sync()

@@ -36,6 +36,14 @@ COMPILE_MODES = frozenset(
 CUDAGRAPH_TREE_MODES = frozenset({"reduce-overhead", "max-autotune"})
 
 
+def first_call_phase(mode: str) -> str:
+    """The phase name of a mode's first step call, where its one-off work happens: ``compiling``
+    (torch.compile), ``capturing`` (the manual CUDA graph) or ``first call``."""
+    if mode in COMPILE_MODES:
+        return "compiling"
+    return "capturing" if mode == "cudagraph" else "first call"
+
+
 class ModeListError(ValueError):
     """``--modes`` named a mode that does not exist."""
 

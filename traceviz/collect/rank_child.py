@@ -40,7 +40,7 @@ from typing import Any
 
 from traceviz.atomic import write_text_atomic
 from traceviz.collect.child import failure_text, phase, record_outcome
-from traceviz.collect.mode_names import COMPILE_MODES, CUDAGRAPH_TREE_MODES
+from traceviz.collect.mode_names import COMPILE_MODES, CUDAGRAPH_TREE_MODES, first_call_phase
 
 #: Functions a workload needs for ``--nproc`` (see workloads/ddp_mlp.py).
 DISTRIBUTED_API = ("make_model", "make_batch", "loss")
@@ -257,8 +257,7 @@ class RankRun:
             torch.cuda.current_stream().wait_stream(side)
         else:
             ddp, opt = self._ddp(module, device)
-        self.enter("compiling" if self.mode in COMPILE_MODES else
-                   "capturing" if self.mode == "cudagraph" else "first call")
+        self.enter(first_call_phase(self.mode))
         begin = time.perf_counter()
         if prepare is not None:
             prepare(self.mode, self.rank)
