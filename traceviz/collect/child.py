@@ -28,11 +28,14 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traceviz.atomic import write_text_atomic
 from traceviz.collect.mode_names import COMPILE_MODES, first_call_phase
 from traceviz.collect.workload import WorkloadError, load_workload
+
+if TYPE_CHECKING:
+    from traceviz.collect.tracing import ProfiledWindow
 
 PHASE_PREFIX = "@@traceviz-phase "
 #: Environment variables that change what torch.compile does, recorded when set.
@@ -311,7 +314,7 @@ class ModeRun:
 
 
 def record_outcome(result: dict[str, Any], mode: str, cuda: bool, trace_path: Path,
-                   window: Any, mismatch: str | None) -> None:
+                   window: ProfiledWindow, mismatch: str | None) -> None:
     """A traced mode's last fields in its child's ``result``: the lean trace's ``profiled``
     record (what :func:`~traceviz.collect.tracing.check_trace` found, with ``window``'s step
     times and inflation), Inductor's counters for a compiled ``mode``, and the status:
