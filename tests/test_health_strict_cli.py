@@ -109,7 +109,7 @@ def test_strict_passes_a_clean_trace_and_one_with_only_informational_warnings(
     path = cpu_only.write(tmp_path / "cpu.json")
     r = traceviz("report", str(path), "--format", "json", "--strict")
     assert r.returncode == 0, r.stderr
-    assert [h["code"] for h in strict_loads(r.stdout)["health"]] == ["no_gpu_activity"]
+    assert [h["code"] for h in strict_loads(r.stdout)["health"]] == ["cpu_only"]
 
 
 def test_strict_compare_and_check_exit_1_on_a_hostile_input(clean: Path, hostile: Path) -> None:

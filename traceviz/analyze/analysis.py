@@ -20,6 +20,7 @@ from traceviz.analyze.host_wait import HostWaitSources, nesting_health, plan_hos
 from traceviz.analyze.intervals import union_length
 from traceviz.analyze.links import Links, link_launches
 from traceviz.analyze.model import (
+    CPU_ONLY,
     Analysis,
     GapTable,
     HealthWarning,
@@ -368,11 +369,19 @@ def _health(
             out.append(HealthWarning(code, message, int(count)))
 
     if len(gpu) == 0:
+        calls = int(np.count_nonzero(rt["kind"].to_numpy() != LaunchKind.OTHER))
         out.append(
             HealthWarning(
                 "no_gpu_activity",
-                "the trace holds no GPU activity (kernel/memcpy/memset): CPU-only run, or CUPTI "
-                "did not record (CUDA-graph replays: start the profiler before the first replay)",
+                f"the trace holds no GPU activity (kernel/memcpy/memset) although it has {calls} "
+                f"launch call{'s' if calls != 1 else ''}: CUPTI did not record (CUDA-graph "
+                "replays: start the profiler before the first replay)",
+                calls,
+            )
+            if calls else HealthWarning(
+                CPU_ONLY,
+                "the trace holds no GPU activity and no launch call: a CPU-only run, to which "
+                "kernel, launch and GPU-time metrics do not apply",
                 0,
             )
         )

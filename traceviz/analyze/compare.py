@@ -45,7 +45,7 @@ from traceviz.analyze.distributed.launch import LaunchEvidence, distributed_laun
 from traceviz.analyze.headline import Headline, build_headline
 from traceviz.analyze.host_wait import HostWaitShift, host_wait_shift
 from traceviz.analyze.launch_unprofiled import launch_verdict as unprofiled_launch_verdict
-from traceviz.analyze.model import Analysis
+from traceviz.analyze.model import CPU_ONLY, Analysis
 from traceviz.analyze.speed import (
     NO_EVIDENCE,
     PAIRED,
@@ -225,8 +225,10 @@ def build_row(inp: ModeInput) -> ComparisonRow:
     m = inp.manifest
     status = str(_get(m, "status") or ("ok" if inp.analysis is not None else "missing"))
     median = _float(_get(m, "timing", "median_ms"))
-    ps = inp.analysis.per_step if inp.analysis is not None else None
-    counts = kernel_counts(inp.analysis) if inp.analysis is not None else None
+    # A CPU run's trace has no GPU side: its kernel, launch and busy columns do not apply.
+    gpu = inp.analysis is not None and not _ran_on_cpu(inp.analysis)
+    ps = inp.analysis.per_step if gpu else None
+    counts = kernel_counts(inp.analysis) if gpu else None
     period_ms = ps.period_ns / 1e6 if ps is not None and ps.period_ns > 0 else None
     profiled_ms = _float(_get(m, "profiled", "step_ms"))
     profiled = profiled_ms if profiled_ms is not None else period_ms
@@ -307,6 +309,18 @@ def rules_note(inp: ModeInput, ev: SpeedEvidence) -> str:
 
 def _has_gpu_steps(analysis: Analysis | None) -> bool:
     return analysis is not None and bool((analysis.steps.column("period_ns") > 0).any())
+
+
+def _ran_on_cpu(analysis: Analysis | None) -> bool:
+    """A trace of a step that ran on the CPU: neither a GPU activity nor a launch call in it
+    (health ``cpu_only``; a CUDA trace whose GPU activity CUPTI lost still has its launch
+    calls)."""
+    return analysis is not None and any(h.code == CPU_ONLY for h in analysis.health)
+
+
+#: Why a comparison of CPU runs has no fusion, launch or count evidence.
+CPU_RUN = ("the steps ran on the CPU (no GPU activity or launch in the traces): kernel counts, "
+           "launches, fusion and launch verdicts need a GPU run")
 
 
 def _median_copies(analysis: Analysis) -> tuple[float, float]:
@@ -451,7 +465,10 @@ def compare(
     headlines: list[Headline] = []
     splits: dict[str, UnprofiledSplit] = {}
     base_ok = _has_gpu_steps(base_inp.analysis)
-    if not base_ok:
+    base_cpu = _ran_on_cpu(base_inp.analysis)
+    if base_cpu:
+        notes.append(f"baseline {baseline!r}: {CPU_RUN}")
+    elif not base_ok:
         notes.append(f"baseline {baseline!r} has no analysed step with GPU work: no fusion or "
                      "launch verdicts")
     base_vi = verdict_inputs(base_inp, base_row) if base_ok else None
@@ -475,13 +492,14 @@ def compare(
             speed = _different_devices(speed, base_inp.device or "", inp.device or "")
         verdicts.append(speed)
         if base_vi is None or not _has_gpu_steps(inp.analysis):
-            why = (
-                f"mode did not produce a usable trace ({row.status}"
-                + (f": {row.reason}" if row.reason else "")
-                + ")"
-                if base_vi is not None
-                else f"baseline {baseline!r} has no usable trace"
-            )
+            cpu = base_cpu and _ran_on_cpu(inp.analysis)
+            if cpu:
+                why = CPU_RUN
+            elif base_vi is not None:
+                why = (f"mode did not produce a usable trace ({row.status}"
+                       + (f": {row.reason}" if row.reason else "") + ")")
+            else:
+                why = f"baseline {baseline!r} has no usable trace"
             verdicts.extend(
                 Verdict(inp.mode, kind, INCONCLUSIVE,
                         {"baseline": baseline, "evidence_source": ev.source,
@@ -490,7 +508,8 @@ def compare(
                 for kind in KINDS if kind != "speed"
             )
             headlines.append(build_headline(inp.mode, ev, speed.status, None,
-                                            _counts(base_row, row), context, why))
+                                            {} if cpu else _counts(base_row, row), context,
+                                            why))
             continue
         assert inp.analysis is not None and base_inp.analysis is not None
         vi = verdict_inputs(inp, row)

@@ -241,6 +241,10 @@ class EventRef:
     dur_ns: int | None
 
 
+#: The health code of a trace with neither GPU activity nor a launch call: a CPU-only run.
+CPU_ONLY = "cpu_only"
+
+
 @dataclass(frozen=True)
 class HealthWarning:
     """Something in the trace that limits what its numbers can say.
