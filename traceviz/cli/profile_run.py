@@ -37,14 +37,15 @@ CPU_DEFAULTS = {"warmup": 3, "repeats": 5, "min_repeat_ms": 20.0, "max_iters": 2
 CHECK_STEPS = 5
 
 
-def _notes(modes: dict[str, dict[str, Any]]) -> list[str]:
-    """One line per mode with a reason or an analyzer error."""
-    notes = []
+def notes(modes: dict[str, dict[str, Any]]) -> list[str]:
+    """One line per mode with a reason or an analyzer error that its headline (printed just
+    before) does not already say."""
+    out = []
     for mode, e in modes.items():
         reason = e.get("reason") or (e.get("analysis_summary") or {}).get("error")
-        if reason:
-            notes.append(f"{mode}: {reason.splitlines()[0]}")
-    return notes
+        if reason and reason.splitlines()[0] not in str(e.get("headline") or ""):
+            out.append(f"{mode}: {reason.splitlines()[0]}")
+    return out
 
 
 def _resume_plan(resume: Path, force: bool, given: dict[str, bool]) -> run_control.ResumePlan:
@@ -200,7 +201,7 @@ def run(
     console.print(display.profile_summary(record["modes"], console.width))
     if old is not None:
         console.print(display.against_summary(record["modes"], console.width))
-    for line in _notes(record["modes"]):
+    for line in notes(record["modes"]):
         console.print(line, markup=False, highlight=False)
     console.print(note)
     console.print(f"manifest: {run_dir / manifest.MANIFEST_NAME}")
