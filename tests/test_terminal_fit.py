@@ -153,3 +153,14 @@ def test_report_hta_without_hta_prints_the_install_line_and_exits_1() -> None:
     assert r.stderr.strip().splitlines() == [
         "traceviz: error: Holistic Trace Analysis is not installed; install it with: "
         "pip install 'traceviz[hta]'"]
+
+
+def test_a_cpu_mode_shows_no_kernel_or_launch_counts_and_a_cuda_mode_keeps_its_zeros() -> None:
+    modes = manifest_modes()
+    cpu, cuda = MODES[0], MODES[1]
+    modes[cpu]["profiled"]["gpu_activities"] = 0  # finished ok with no GPU activity: CPU
+    modes[cuda]["profiled"] = {"step_ms": 2.5, "inflation": 1.87, "gpu_activities": 40}
+    modes[cuda]["analysis_summary"]["graph_launches_per_step"] = 0.0
+    rows = {r[0]: r for r in summary_rows(modes)}
+    assert rows[cpu][6:9] == ("-", "-", "-")
+    assert rows[cuda][6:9] == ("18.0", "19.0", "0.0")

@@ -119,10 +119,14 @@ def summary_rows(modes: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, ...]
         pr = e.get("paired") or {}
         speed = (f"{pr['speedup']:.2f}x ({pr['ci_low']:.2f}-{pr['ci_high']:.2f})"
                  if pr.get("speedup") is not None else "-")
+        # A trace with no GPU activity in a mode that finished ok ran on the CPU (a CUDA mode
+        # with none is failed): kernels and launches do not apply.
+        cpu = e["status"] == "ok" and p.get("gpu_activities") == 0
+        counts = [None if cpu else a.get(k) for k in
+                  ("kernels_per_step", "launches_per_step", "graph_launches_per_step")]
         rows.append((
             mode, str(e["status"]), _num(e.get("first_call_s"), ".2f"), step, prof, speed,
-            _num(a.get("kernels_per_step"), ".1f"), _num(a.get("launches_per_step"), ".1f"),
-            _num(a.get("graph_launches_per_step"), ".1f"),
+            *(_num(c, ".1f") for c in counts),
             "-" if peak is None else f"{peak / 2**20:.1f}",
         ))
     return rows
