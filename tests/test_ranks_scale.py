@@ -393,3 +393,14 @@ def test_the_rank_progress_bar_counts_finished_ranks_on_a_terminal_only(
         assert progress is not None
         for done in range(1, 9):
             progress(done, 8)
+
+
+def test_a_directory_of_no_traces_says_it_is_not_a_run_directory(tmp_path: Path) -> None:
+    (tmp_path / "notes.json").write_text('{"a": 1}')
+    r = traceviz("report", str(tmp_path), "--format", "json")
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.strip().splitlines()[-1] == (
+        f"traceviz: error: {tmp_path}: not a run directory (no manifest.json), read as a "
+        "directory of rank traces: none of the 1 rank traces could be analysed; "
+        f"{tmp_path / 'notes.json'}: JSON object without 'traceEvents': not a Chrome/Kineto "
+        "trace")

@@ -72,3 +72,7 @@ class TraceTooLargeError(TracevizError):
 class WorkerDiedError(TracevizError):
     """A worker process died without an answer (killed: most often by the system, out of
     memory)."""
+
+
+class NoRankAnalysedError(TracevizError):
+    """None of a set of rank traces could be analysed (the message names the first reason)."""

@@ -209,10 +209,10 @@ def report(
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
     apply_max_memory(max_memory)
     from traceviz.analyze.verdicts import parse_thresholds
-    from traceviz.errors import OutputExistsError, UsageError
+    from traceviz.errors import NoRankAnalysedError, OutputExistsError, UsageError
     from traceviz.output_guard import refuse_input_as_output
     from traceviz.report.ranks.output import rank_trace_paths
-    from traceviz.report.run_dir import is_run_dir
+    from traceviz.report.run_dir import MANIFEST, is_run_dir
     from traceviz.trace.source import is_url
 
     parse_thresholds(threshold, thresholds_file)  # a bad threshold fails before any reading
@@ -252,8 +252,14 @@ def report(
     if rank_traces is not None:
         if hta and urls:
             raise UsageError("--hta reads local trace files, not URLs")
-        payload, failed, overlaps = _rank_set_payload(rank_traces, fmt, plotlyjs.value,
-                                                      workers, dask, force_ranks)
+        try:
+            payload, failed, overlaps = _rank_set_payload(rank_traces, fmt, plotlyjs.value,
+                                                          workers, dask, force_ranks)
+        except NoRankAnalysedError as exc:
+            if len(targets) == 1 and target.is_dir():  # say how the directory was read
+                raise NoRankAnalysedError(f"{target}: not a run directory (no {MANIFEST}), "
+                                          f"read as a directory of rank traces: {exc}") from None
+            raise
         traces = [Path(t) for t in rank_traces if t not in failed]  # --hta: the analysed ones
     elif run_dir:
         if fmt is Format.text and out is None and not hta and sys.stdout.isatty():

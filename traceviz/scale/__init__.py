@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from traceviz.analyze.distributed.model import FailedRank, RanksAnalysis
-from traceviz.errors import TracevizError, UsageError
+from traceviz.errors import NoRankAnalysedError, UsageError
 from traceviz.scale.task import RankRefused, RankResult, is_url, rank_task
 
 #: Rank sets smaller than this (bytes on disk, all ranks) are analysed in-process by default.
@@ -55,8 +55,8 @@ def analyze_rank_paths(paths: Sequence[str | Path], workers: int | None = None,
     ``dask``: ``"local"`` or a scheduler address (``tcp://host:8786``), else the local pool.
     ``progress(done, total)`` is called as ranks finish; ``announce`` gets the Dask dashboard
     line. Raises :class:`UsageError` when a trace cannot tell its rank, and
-    :class:`TracevizError` when no rank could be analysed. ``force``: cross-rank results even
-    when the traces are not consistent as one run
+    :class:`~traceviz.errors.NoRankAnalysedError` when no rank could be analysed. ``force``:
+    cross-rank results even when the traces are not consistent as one run
     (:func:`~traceviz.analyze.distributed.analyze_digests`).
     """
     from traceviz.trace.parallel import check_workers
@@ -97,7 +97,7 @@ def assemble(names: Sequence[str], results: Sequence[RankResult | FailedRank | R
     failed = tuple(r for r in results if isinstance(r, FailedRank))
     if not ok:
         first = failed[0] if failed else None
-        raise TracevizError(f"none of the {len(names)} rank traces could be analysed"
+        raise NoRankAnalysedError(f"none of the {len(names)} rank traces could be analysed"
                             + (f"; {first.path}: {first.reason}" if first else ""))
     analysis = analyze_digests([r.digest for r in ok], force=force)
     by_path = {r.path: r.document for r in ok}
