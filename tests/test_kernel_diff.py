@@ -148,3 +148,21 @@ def test_cli_needs_a_mode_for_run_directories(tmp_path: Path) -> None:
                                    "json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["changes"] == []
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_side_without_gpu_work_is_named_instead_of_an_empty_diff(tmp_path: Path,
+                                                                   fmt: str) -> None:
+    cpu = TraceBuilder()
+    cpu.step(1, 0, 10_000)
+    cpu.cpu_op("aten::add", 1_000, 1_000)
+    a = cpu.write(tmp_path / "cpu.json")
+    b = _trace(tmp_path, "b.json", [[("triton_poi_fused_add_2", 3_000)]])
+    res = CliRunner().invoke(app, ["kernel-diff", str(a), str(b), "-f", fmt])
+    assert res.exit_code == 0, res.output
+    said = "A: cpu.json has no step with GPU work, so no kernel of it is compared"
+    if fmt == "json":
+        warnings = json.loads(res.stdout)["warnings"]
+        assert len(warnings) == 1 and warnings[0].startswith(said)
+    else:
+        assert said in res.stdout and "B: b.json has no step" not in res.stdout

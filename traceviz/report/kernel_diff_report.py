@@ -53,9 +53,13 @@ def build(a: Path, b: Path, mode: str | None = None, min_change: float | None = 
     diff = kernel_diff(load_profile(ta, workers=workers), load_profile(tb, workers=workers),
                        *(() if min_change is None else (min_change,)))
     facts = [("A", str(ta)), ("B", str(tb))] + ([("mode", mode)] if mode else [])
+    empty = tuple(f"{side}: {path.name} has no step with GPU work, so no kernel of it is "
+                  "compared (a CPU run, or CUPTI did not record: `traceviz report` on it says "
+                  "which)" for side, path, steps in (("A", ta, diff.steps_a),
+                                                    ("B", tb, diff.steps_b)) if steps == 0)
     report = Report(
         kind="kernel-diff", title=f"traceviz kernel diff: {ta.name} → {tb.name}",
-        facts=tuple(facts), warnings=(),
+        facts=tuple(facts), warnings=empty,
         sections=(Section(
             "kernels", "Kernel diff",
             "Kernels grouped by family and name, matched across A and B, sorted by their impact "
@@ -68,7 +72,7 @@ def build(a: Path, b: Path, mode: str | None = None, min_change: float | None = 
 def document(diff: KernelDiff, report: Report) -> dict[str, Any]:
     """The JSON document (``--format json``)."""
     return {"schema": SCHEMA, "title": report.title, "facts": dict(report.facts),
-            **diff.as_dict()}
+            "warnings": list(report.warnings), **diff.as_dict()}
 
 
 def render(diff: KernelDiff, report: Report, fmt: str, plotlyjs: str = "inline") -> str:
