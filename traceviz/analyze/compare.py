@@ -492,8 +492,7 @@ def compare(
             speed = _different_devices(speed, base_inp.device or "", inp.device or "")
         verdicts.append(speed)
         if base_vi is None or not _has_gpu_steps(inp.analysis):
-            cpu = base_cpu and _ran_on_cpu(inp.analysis)
-            if cpu:
+            if base_cpu and _ran_on_cpu(inp.analysis):
                 why = CPU_RUN
             elif base_vi is not None:
                 why = (f"mode did not produce a usable trace ({row.status}"
@@ -508,8 +507,7 @@ def compare(
                 for kind in KINDS if kind != "speed"
             )
             headlines.append(build_headline(inp.mode, ev, speed.status, None,
-                                            {} if cpu else _counts(base_row, row), context,
-                                            why))
+                                            _counts(base_row, row), context, why))
             continue
         assert inp.analysis is not None and base_inp.analysis is not None
         vi = verdict_inputs(inp, row)

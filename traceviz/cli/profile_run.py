@@ -43,8 +43,9 @@ def notes(modes: dict[str, dict[str, Any]]) -> list[str]:
     out = []
     for mode, e in modes.items():
         reason = e.get("reason") or (e.get("analysis_summary") or {}).get("error")
-        if reason and reason.splitlines()[0] not in str(e.get("headline") or ""):
-            out.append(f"{mode}: {reason.splitlines()[0]}")
+        first = reason.splitlines()[0] if reason else ""
+        if first and first not in str(e.get("headline") or ""):
+            out.append(f"{mode}: {first}")
     return out
 
 
