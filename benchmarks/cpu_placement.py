@@ -38,7 +38,7 @@ from typing import Any
 from benchmarks.inflation_spread import warmed_step
 
 
-def _pin(cpus: set[int]) -> None:
+def pin_threads(cpus: set[int]) -> None:
     """Pin every thread of this process to ``cpus``."""
     for tid in os.listdir("/proc/self/task"):
         with contextlib.suppress(OSError):  # a thread that ended meanwhile
@@ -63,7 +63,7 @@ def sweep(workload: str, mode: str, profile: bool, trace_dir: Path) -> list[dict
     rows = []
     for rep in range(2):
         for cpu in everyone:
-            _pin({cpu})
+            pin_threads({cpu})
             timing.warm(call, 10, sync, 0.5)
             row: dict[str, Any] = {"rep": rep, "cpu": cpu}
             if profile:
@@ -77,7 +77,7 @@ def sweep(workload: str, mode: str, profile: bool, trace_dir: Path) -> list[dict
             rows.append(row)
             print(workload, mode, {k: round(v, 4) if isinstance(v, float) else v
                                    for k, v in row.items()}, flush=True)
-    _pin(set(everyone))
+    pin_threads(set(everyone))
     return rows
 
 

@@ -1,6 +1,6 @@
 """How much a trace's profiler inflation varies between processes, under two statistics.
 
-``python -m benchmarks.inflation_spread WORKLOAD:MODE[:VARIANT] [...] [--rounds N] [--out FILE]``
+``python -m benchmarks.inflation_spread WORKLOAD:MODE[:VARIANT] [...] [--rounds N] [--pin CPU] [--out FILE]``
 runs, for each bundled workload and mode, ``N`` rounds of two fresh processes, the lean trace's
 and the stacked trace's (lean first in the first, third, ... round, stacked first in the others).
 ``VARIANT`` (:func:`one`) changes how the window is timed and how many profiler warm-up and
@@ -88,16 +88,26 @@ def warmed_step(workload: str, mode: str) -> tuple[Callable[[], Any], bool]:
     return call, cuda
 
 
-def one(workload: str, mode: str, kind: str, trace: Path, out: Path, variant: str) -> None:
+def one(workload: str, mode: str, kind: str, trace: Path, out: Path, variant: str,
+        pin: int | None = None) -> None:
     """One process's profiled window (``kind`` lean or stacked); its step times to ``out``.
 
     ``variant`` is ``TIMING/WARMUP[/ACTIVE]``: ``step``
     (:func:`~traceviz.collect.tracing.profile_steps`, an event after every step) or ``window``
     (:func:`_window_only`), with ``WARMUP`` profiler warm-up steps before the ``ACTIVE``
-    recorded ones (default :data:`~traceviz.collect.tracing.ACTIVE_STEPS`)."""
-    from traceviz.collect import tracing
+    recorded ones (default :data:`~traceviz.collect.tracing.ACTIVE_STEPS`). ``pin``: after the
+    warm-up, every thread of the process is pinned to that CPU and the step warmed again for
+    0.5 s before the window (as :func:`benchmarks.cpu_placement.sweep` does)."""
+    from traceviz.collect import timing, tracing
 
     call, cuda = warmed_step(workload, mode)
+    if pin is not None:
+        import torch
+
+        from benchmarks.cpu_placement import pin_threads
+
+        pin_threads({pin})
+        timing.warm(call, 10, torch.cuda.synchronize if cuda else (lambda: None), 0.5)
     how, warmup, *active = variant.split("/")
     tracing.WARMUP_STEPS = int(warmup)
     if active:
@@ -135,9 +145,10 @@ def summary(rounds: list[dict[str, dict[str, float]]]) -> dict[str, Any]:
     return out
 
 
-def measure(cell: str, rounds: int, window: int) -> dict[str, Any]:
+def measure(cell: str, rounds: int, window: int, pin: int | None = None) -> dict[str, Any]:
     """``rounds`` lean/stacked process pairs of one ``WORKLOAD:MODE[:VARIANT]`` (variant as in
-    :func:`one`; default ``step/`` and today's warm-up steps)."""
+    :func:`one`; default ``step/`` and today's warm-up steps), each process pinned to CPU
+    ``pin`` after its warm-up when given."""
     from traceviz.collect.tracing import WARMUP_STEPS
 
     workload, mode, *rest = cell.split(":")
@@ -151,13 +162,14 @@ def measure(cell: str, rounds: int, window: int) -> dict[str, Any]:
                 out = Path(tmp) / f"{kind}{r}.json"
                 subprocess.run([sys.executable, "-m", "benchmarks.inflation_spread", "--one",
                                 workload, mode, kind, str(Path(tmp) / f"{kind}{r}.json.gz"),
-                                str(out), variant], check=True)
+                                str(out), variant,
+                                *(["--pin", str(pin)] if pin is not None else [])], check=True)
                 raw = json.loads(out.read_text())
                 got[kind] = {**inflations(raw, window), "raw": raw}
             per_round.append(got)
             print(cell, r, {k: {s: round(v[s], 3) for s in ("window mean", "median step")}
                             for k, v in got.items()}, flush=True)
-    return {"cell": cell, "variant": variant, "rounds": per_round,
+    return {"cell": cell, "variant": variant, "pin": pin, "rounds": per_round,
             "summary": summary(per_round)}
 
 
@@ -173,19 +185,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("cells", nargs="*", help="WORKLOAD:MODE[:step|window/WARMUP]")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--pin", type=int, help="pin each process to this CPU after warm-up")
     parser.add_argument("--one", nargs=6,
                         metavar=("WORKLOAD", "MODE", "KIND", "TRACE", "OUT", "VARIANT"))
     args = parser.parse_args(argv)
     if args.one:
         workload, mode, kind, trace, out, variant = args.one
-        one(workload, mode, kind, Path(trace), Path(out), variant)
+        one(workload, mode, kind, Path(trace), Path(out), variant, args.pin)
         return
     from traceviz.collect.tracing import ACTIVE_STEPS
 
-    results = [measure(cell, args.rounds, _active(cell, ACTIVE_STEPS)) for cell in args.cells]
-    text = json.dumps(results, indent=1)
-    if args.out:
-        args.out.write_text(text)
+    results = []
+    for cell in args.cells:
+        results.append(measure(cell, args.rounds, _active(cell, ACTIVE_STEPS), args.pin))
+        if args.out:
+            args.out.write_text(json.dumps(results, indent=1))
     for r in results:
         for stat, s in r["summary"].items():
             print(f"{r['cell']:32} {stat:12} lean {s['lean_range'][0]:.2f}–{s['lean_range'][1]:.2f}"

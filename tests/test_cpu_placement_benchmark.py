@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 
-from benchmarks.cpu_placement import _cpu_of, _pin
+from benchmarks.cpu_placement import _cpu_of, pin_threads
 
 
 def test_pin_moves_every_thread_to_the_cpu_and_the_sampler_sees_it_there():
@@ -17,13 +17,13 @@ def test_pin_moves_every_thread_to_the_cpu_and_the_sampler_sees_it_there():
     started.wait(10)
     cpu = max(everyone)
     try:
-        _pin({cpu})
+        pin_threads({cpu})
         for tid in os.listdir("/proc/self/task"):
             assert os.sched_getaffinity(int(tid)) == {cpu}
         sum(range(200_000))  # run a while on the pinned CPU
         assert _cpu_of(threading.get_native_id()) == cpu
     finally:
-        _pin(everyone)
+        pin_threads(everyone)
         done.set()
         worker.join()
     assert os.sched_getaffinity(0) == everyone
