@@ -173,6 +173,9 @@ def run_mode_ranks(
     cmd = launcher_cmd(workload, mode, run_dir, nproc, settings.device, json.dumps(child))
     env = child_env()
     env.setdefault("OMP_NUM_THREADS", "1")
+    # NCCL's watchdog otherwise waits for a debug dump before it takes a timed-out rank down,
+    # which on a GPU pushes a hung peer's end past the mode's timeout (seen on 2 H200s)
+    env.setdefault("TORCH_NCCL_DUMP_ON_TIMEOUT", "0")
     out = run_child_session(cmd, log_path, env=env, timeout_s=settings.timeout_s, mode=mode,
                             on_phase=on_phase, on_stop=clear_results)
     results = []
@@ -187,8 +190,7 @@ def run_mode_ranks(
         blamed = entry.get("failed_rank")
         who = (f"; rank {blamed} was in '{phases[blamed]}'" if blamed is not None
                and phases[blamed] else "")
-        entry.update(status="timeout", reason=f"no result after {settings.timeout_s:.0f} s; "
-                     f"killed during '{out.phase}'{who}")
+        entry.update(status="timeout", reason=out.timeout_reason(settings.timeout_s) + who)
     elif all(r is None for r in results):
         tail = "\n".join(log_text.strip().splitlines()[-REASON_LOG_LINES:])
         entry.update(status="failed", reason=f"the launcher exited with code {out.returncode} "

@@ -5,9 +5,12 @@ it left none, its exit code and last log lines) becomes the mode's manifest entr
 hangs past the timeout is ``timeout``; one killed by a signal (a segfault, the OOM killer) is
 ``crashed`` with ``reason`` "killed by SIGSEGV during '<phase>'". When the parent itself is
 interrupted (:class:`~traceviz.collect.run_control.RunInterrupted`, or ``KeyboardInterrupt``),
-the child's whole process group is killed before the exception goes on, so no child outlives
-the run. The child's stdout/stderr go to ``logs/<mode>.log`` in the run directory; its phase
-lines drive ``on_phase``.
+the child and everything it started are killed before the exception goes on, so no child
+outlives the run (:func:`~traceviz.collect.process_tree.kill_tree`: ``torch.distributed.run``
+starts its ranks in sessions of their own). A process that survives SIGKILL (stuck in the GPU
+driver) is named in the mode's reason, and the run goes on without waiting for it. The child's
+stdout/stderr go to ``logs/<mode>.log`` in the run directory; its phase lines drive
+``on_phase``.
 """
 
 from __future__ import annotations
@@ -29,12 +32,15 @@ from traceviz.atomic import write_bytes_atomic
 from traceviz.collect.child import PHASE_PREFIX
 from traceviz.collect.diagnostics import TORCH_LOGS, parse_compile_log
 from traceviz.collect.mode_names import COMPILE_MODES
+from traceviz.collect.process_tree import kill_tree, still_alive
 from traceviz.collect.run_control import RunInterrupted
 
 #: Lines of a log kept in a failure reason when the child wrote no result.
 REASON_LOG_LINES = 8
 #: A mode log is cut to its last this-many bytes.
 MAX_LOG_BYTES = 256 * 1024
+#: Seconds to wait, after SIGKILL, for the child to be reaped and its log pipe to close.
+KILL_GRACE_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -112,11 +118,13 @@ def signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
-def _kill_session(proc: subprocess.Popen[str]) -> None:
-    """SIGKILL the child's whole session (compile workers too) and reap the child."""
-    with contextlib.suppress(ProcessLookupError):  # the whole group is already gone
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+def _kill_session(proc: subprocess.Popen[str]) -> list[int]:
+    """SIGKILL the child and all it started (:func:`kill_tree`), reap the child (waiting at most
+    :data:`KILL_GRACE_S`) and return the descendants that were found."""
+    tree = kill_tree(proc.pid)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=KILL_GRACE_S)
+    return tree
 
 
 def _pump(stream: Any, log: Any, on_phase: Callable[[str], None], last: dict[str, str]) -> None:
@@ -124,8 +132,11 @@ def _pump(stream: Any, log: Any, on_phase: Callable[[str], None], last: dict[str
         if line.startswith(PHASE_PREFIX):
             last["phase"] = line[len(PHASE_PREFIX):].strip()
             on_phase(last["phase"])
-        log.write(line)
-        log.flush()
+        try:
+            log.write(line)
+            log.flush()
+        except ValueError:  # log closed: the session was given up on (survived SIGKILL)
+            return
 
 
 def _trim_log(path: Path) -> None:
@@ -140,14 +151,24 @@ def _trim_log(path: Path) -> None:
 @dataclass(frozen=True)
 class ChildOutcome:
     """How a child session ended: its exit code (negative: killed by that signal), whether it
-    was killed for running past the timeout, its last announced phase, its wall time and its
-    (trimmed) log."""
+    was killed for running past the timeout, its last announced phase, its wall time, its
+    (trimmed) log, and the processes of the session still alive :data:`KILL_GRACE_S` after
+    they were killed (``"<pid> (state <S>)"``)."""
 
     returncode: int
     timed_out: bool
     phase: str
     wall_s: float
     log_text: str
+    left_running: tuple[str, ...] = ()
+
+    def timeout_reason(self, timeout_s: float) -> str:
+        """"no result after N s; killed during '<phase>'", and the processes that survived."""
+        reason = f"no result after {timeout_s:.0f} s; killed during '{self.phase}'"
+        if self.left_running:
+            reason += (f"; still alive {KILL_GRACE_S:.0f} s after SIGKILL: "
+                       f"{', '.join(self.left_running)}")
+        return reason
 
 
 def run_child_session(
@@ -172,27 +193,34 @@ def run_child_session(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env=env, start_new_session=True, errors="replace",
         )
-        pump = threading.Thread(target=_pump, args=(proc.stdout, log, on_phase, last))
+        # daemon: a process that survives SIGKILL may hold the pipe open for good
+        pump = threading.Thread(target=_pump, args=(proc.stdout, log, on_phase, last),
+                                daemon=True)
         pump.start()
         timed_out = False
+        killed: list[int] = []
         try:
             proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
-            _kill_session(proc)
+            killed = _kill_session(proc)
         except BaseException as exc:  # the parent is stopping: the child goes with it
             _kill_session(proc)
-            pump.join()
+            pump.join(KILL_GRACE_S)
             on_stop()
             if isinstance(exc, RunInterrupted):
                 exc.during(mode, last["phase"], time.monotonic() - begin)
             raise
-        pump.join()
+        pump.join(KILL_GRACE_S if timed_out else None)
+        left = tuple(still_alive([proc.pid, *killed])) if timed_out else ()
+        if left:
+            log.write(f"traceviz: still alive {KILL_GRACE_S:.0f} s after SIGKILL: "
+                      f"{', '.join(left)}\n")
     _trim_log(log_path)
     return ChildOutcome(
-        returncode=proc.returncode, timed_out=timed_out, phase=last["phase"],
-        wall_s=time.monotonic() - begin,
-        log_text=log_path.read_text(encoding="utf-8", errors="replace"),
+        returncode=proc.returncode if proc.returncode is not None else -signal.SIGKILL,
+        timed_out=timed_out, phase=last["phase"], wall_s=time.monotonic() - begin,
+        log_text=log_path.read_text(encoding="utf-8", errors="replace"), left_running=left,
     )
 
 
@@ -222,11 +250,8 @@ def run_mode(
                             on_stop=lambda: result_path.unlink(missing_ok=True))
     log_text = out.log_text
     if out.timed_out:
-        entry: dict[str, Any] = {
-            "status": "timeout",
-            "reason": f"no result after {settings.timeout_s:.0f} s; killed during "
-            f"'{out.phase}'",
-        }
+        entry: dict[str, Any] = {"status": "timeout",
+                                 "reason": out.timeout_reason(settings.timeout_s)}
         if result_path.exists():  # a result from before the hang, kept for its numbers
             entry = {**json.loads(result_path.read_text(encoding="utf-8")), **entry}
     elif out.returncode < 0:
@@ -291,9 +316,7 @@ def _run_side(
         record = json.loads(result_path.read_text(encoding="utf-8"))
         result_path.unlink(missing_ok=True)
     elif out.timed_out:
-        record = {"status": "timeout",
-                  "reason": f"no result after {settings.timeout_s:.0f} s; killed during "
-                  f"'{out.phase}'"}
+        record = {"status": "timeout", "reason": out.timeout_reason(settings.timeout_s)}
     else:
         how = (f"killed by {signal_name(-out.returncode)}" if out.returncode < 0
                else f"exited with code {out.returncode}")
