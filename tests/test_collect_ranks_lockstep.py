@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from traceviz.collect.distributed import failing_rank, merge_rank_results
+from traceviz.collect.distributed import failing_rank, merge_rank_results, ranks_that_waited
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOAD = ROOT / "tests" / "workloads_for_tests" / "ddp_faulty.py"
@@ -86,3 +86,26 @@ def test_blame_goes_to_the_rank_with_its_own_failure_not_the_peer_that_timed_out
                          {"rank": 1, "status": "failed", "reason": "rank 1 wrote no result"}],
                         ["timing", "checking"]) == 1
     assert failing_rank([{"rank": 0, "status": "ok"}], [None]) is None
+
+
+#: The line NCCL's watchdog wrote for rank 0 on 2 H200s (reports/ddp_faulty, cudagraph), while
+#: rank 1 slept in the workload's code before its capture.
+WATCHDOG_LINE = ("[rank0]:[E1126 23:41:14.330247830 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog "
+                 "caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=ALLREDUCE, "
+                 "NumelIn=272, NumelOut=272, Timeout(ms)=60000) ran for 60001 milliseconds "
+                 "before timing out.")
+
+
+def test_of_two_silent_ranks_in_one_phase_the_one_that_did_not_wait_on_a_peer_is_blamed() -> None:
+    log = f"@@traceviz-phase capturing\n{WATCHDOG_LINE}\n[rank1]:[W] something else\n"
+    assert ranks_that_waited(log) == {0}
+    e = merge_rank_results([None, None], "cudagraph", ["capturing", "capturing"], {0})
+    assert e["failed_rank"] == 1 and e["reason"].startswith("rank 1: rank 1 wrote no result")
+    assert e["ranks"][0]["reason"].endswith("one of its collectives timed out waiting for a peer")
+    assert e["ranks"][0]["waited_on_peer"] and not e["ranks"][1]["waited_on_peer"]
+    # without the log's word, the first of the two (as before)
+    assert merge_rank_results([None, None], "cudagraph", ["capturing"] * 2)["failed_rank"] == 0
+    # waiting on a peer outweighs the phase: rank 0 is in the earlier phase but was a victim
+    assert merge_rank_results([None, None], "x", ["capturing", "timing"], {0})["failed_rank"] == 1
+    assert ranks_that_waited("[rank3]:[E] nothing timed out here\nWatchdog caught collective "
+                             "operation timeout (no rank prefix)") == set()

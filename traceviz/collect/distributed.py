@@ -13,7 +13,9 @@ under ``ranks``.
 A failed mode names the rank that failed it (``failed_rank``, and the reason starts with it):
 the first rank whose own failure is not a collective broken by a peer (a process-group
 timeout, a closed connection); else, a rank that wrote no result (hung or crashed) in the
-earliest phase (``logs/<mode>.rank<r>.phase``); else the first failed rank. The process
+earliest phase (``logs/<mode>.rank<r>.phase``), one whose own collective did not time out
+first (NCCL's watchdog names such a rank in the log: it was waiting for a peer); else the first
+failed rank. The process
 group's timeout is :data:`PG_TIMEOUT_SHARE` of the mode's, so a rank waiting for a hung peer
 ends by itself and the launcher then stops the others.
 """
@@ -45,6 +47,11 @@ PG_TIMEOUT_SHARE = 0.5
 PEER_FAILURE = re.compile(r"timed out|timeout|closed by peer|connection reset|pair closure|"
                           r"DistBackendError|DistNetworkError|NCCL communicator was aborted|"
                           r"SIGTERM|Signal 15", re.IGNORECASE)
+#: A log line in which a rank says one of its collectives timed out (NCCL's watchdog, c10d):
+#: that rank was waiting for a peer.
+COLLECTIVE_TIMEOUT_LINE = re.compile(
+    r"^\[rank(\d+)\]:.*(?:Watchdog caught collective operation timeout|"
+    r"collective operation timeout)", re.MULTILINE)
 #: Phases of a rank, in order (``rank_child``); first call / compiling / capturing are one.
 PHASES = ("start", "loading", ("first call", "compiling", "capturing"), "checking", "timing",
           "paired timing", "tracing")
@@ -69,8 +76,15 @@ def failing_rank(ranks: list[dict[str, Any]], phases: list[str | None]) -> int |
         return int(own[0]["rank"])
     silent = [r for r in bad if "wrote no result" in str(r.get("reason"))]
     if silent:
-        return int(min(silent, key=lambda r: (phase_index(phases[r["rank"]]), r["rank"]))["rank"])
+        return int(min(silent, key=lambda r: (bool(r.get("waited_on_peer")),
+                                              phase_index(phases[r["rank"]]), r["rank"]))["rank"])
     return int(bad[0]["rank"])
+
+
+def ranks_that_waited(log_text: str) -> set[int]:
+    """The ranks whose log lines say one of their collectives timed out
+    (:data:`COLLECTIVE_TIMEOUT_LINE`)."""
+    return {int(m.group(1)) for m in COLLECTIVE_TIMEOUT_LINE.finditer(log_text)}
 
 
 def nproc_problem(nproc: int, device: str, environment: dict[str, Any]) -> str | None:
@@ -89,15 +103,24 @@ def launcher_cmd(workload: Path, mode: str, run_dir: Path, nproc: int, device: s
             str(workload), mode, str(run_dir), "--device", device, "--settings", settings_json]
 
 
+def _silent_rank(i: int, phase: str | None, waited: bool) -> dict[str, Any]:
+    """The record of rank ``i``, which wrote no result."""
+    reason = (f"rank {i} wrote no result (hung, killed when another rank failed, or crashed)"
+              + (f"; last phase '{phase}'" if phase else "")
+              + ("; one of its collectives timed out waiting for a peer" if waited else ""))
+    return {"rank": i, "status": "failed", "phase": phase, "reason": reason,
+            "waited_on_peer": waited}
+
+
 def merge_rank_results(results: list[dict[str, Any] | None], mode: str,
-                       phases: list[str | None] | None = None) -> dict[str, Any]:
+                       phases: list[str | None] | None = None,
+                       waited: set[int] | None = None) -> dict[str, Any]:
     """One manifest entry from the ranks' results (``None``: that rank wrote none; ``phases``:
-    each rank's last phase, when known)."""
+    each rank's last phase, when known; ``waited``: ranks whose log shows a collective timing
+    out, :func:`ranks_that_waited`)."""
     phases = phases if phases is not None else [None] * len(results)
-    ranks = [r if r is not None else {"rank": i, "status": "failed", "phase": phases[i],
-                                      "reason": f"rank {i} wrote no result (hung, killed when "
-                                      "another rank failed, or crashed)"
-                                      + (f"; last phase '{phases[i]}'" if phases[i] else "")}
+    waited = waited or set()
+    ranks = [r if r is not None else _silent_rank(i, phases[i], i in waited)
              for i, r in enumerate(results)]
     entry: dict[str, Any] = {"status": "ok", "reason": None}
     blamed = failing_rank(ranks, phases)
@@ -173,9 +196,6 @@ def run_mode_ranks(
     cmd = launcher_cmd(workload, mode, run_dir, nproc, settings.device, json.dumps(child))
     env = child_env()
     env.setdefault("OMP_NUM_THREADS", "1")
-    # NCCL's watchdog otherwise waits for a debug dump before it takes a timed-out rank down,
-    # which on a GPU pushes a hung peer's end past the mode's timeout (seen on 2 H200s)
-    env.setdefault("TORCH_NCCL_DUMP_ON_TIMEOUT", "0")
     out = run_child_session(cmd, log_path, env=env, timeout_s=settings.timeout_s, mode=mode,
                             on_phase=on_phase, on_stop=clear_results)
     results = []
@@ -185,7 +205,7 @@ def run_mode_ranks(
     phases = last_phases()
     clear_results()
     log_text = out.log_text
-    entry = merge_rank_results(results, mode, phases)
+    entry = merge_rank_results(results, mode, phases, ranks_that_waited(log_text))
     if out.timed_out:
         blamed = entry.get("failed_rank")
         who = (f"; rank {blamed} was in '{phases[blamed]}'" if blamed is not None
