@@ -1,8 +1,9 @@
 """How much a trace's profiler inflation varies between processes, under two statistics.
 
-``python -m benchmarks.inflation_spread WORKLOAD:MODE[:VARIANT] [...] [--rounds N] [--pin CPU] [--out FILE]``
-runs, for each bundled workload and mode, ``N`` rounds of two fresh processes, the lean trace's
-and the stacked trace's (lean first in the first, third, ... round, stacked first in the others).
+``python -m benchmarks.inflation_spread WORKLOAD:MODE[:VARIANT] [...] [--rounds N] [--pin CPU]
+[--out FILE]`` runs, for each bundled workload and mode, ``N`` rounds of two fresh processes,
+the lean trace's and the stacked trace's (lean first in the first, third, ... round, stacked
+first in the others), each pinned to CPU ``--pin`` after its warm-up when given.
 ``VARIANT`` (:func:`one`) changes how the window is timed and how many profiler warm-up and
 recorded steps it has. Each process does what
 ``traceviz profile``'s stack child does: load the workload, build the mode's step, warm up
