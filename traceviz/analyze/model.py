@@ -349,6 +349,12 @@ class Analysis:
     #: when the trace has no communication kernel
     comm: CommSplit | None = field(default=None, repr=False)
 
+    @property
+    def cpu_only(self) -> bool:
+        """Whether the trace holds neither GPU activity nor a launch call (health
+        :data:`CPU_ONLY`): its steps ran on the CPU, and GPU metrics do not apply."""
+        return any(h.code == CPU_ONLY for h in self.health)
+
     def compute_busy_ns(self, index: int) -> int:
         """Step ``index``'s compute busy time: its GPU busy time less exposed communication
         (equal to GPU busy in a trace without communication kernels)."""

@@ -192,6 +192,29 @@ def _per_step_section(analysis: Analysis, max_step_rows: int | None = None) -> S
     )
 
 
+def _cpu_steps_section(analysis: Analysis, max_step_rows: int | None = None) -> Section:
+    """The steps of a CPU-only trace (:attr:`Analysis.cpu_only`): each ``ProfilerStep``'s
+    duration on the CPU, the median over all steps, and statistics when the list is capped."""
+    steps = analysis.steps
+    listed = steps.take(shown_steps(len(steps), min(resolve_cap(max_step_rows),
+                                                    MAX_TABLE_ROWS)))
+    cpu = steps.column("cpu_ns")
+    rows = [(s.name, us(s.cpu_ns)) for s in listed]
+    if len(cpu):
+        rows.append(("median (all steps)", us(float(np.median(cpu)))))
+    note = ""
+    if capped(len(steps), max_step_rows):
+        note = capped_note(len(listed), len(steps), resolve_cap(max_step_rows))
+    return Section(
+        "steps", "Steps (CPU only)",
+        "The trace holds no GPU activity and no launch call: the steps ran on the CPU, so the "
+        "GPU period, idle classes, kernels and launches do not apply. CPU µs is the "
+        "ProfilerStep's duration.",
+        (table("tbl-steps", "Per step", [("step", False), ("CPU µs", True)], rows, note,
+               max_rows=len(rows)),),
+    )
+
+
 def kernel_tables(analysis: Analysis) -> tuple[Table, ...]:
     """The top kernels by GPU time and, when there are any, the Triton kernels with what
     Inductor fused into them (every format shows them)."""
@@ -306,6 +329,13 @@ def build_trace_report(trace: Trace, analysis: Analysis, max_step_rows: int | No
                        ) -> Report:
     """The single-trace report: health, steps, timeline, gaps, kernels, graphs, compile.
     ``max_step_rows``: see :func:`_per_step_section` (``None``: the default, 1000)."""
+    if analysis.cpu_only:
+        return Report(
+            kind="trace", title=f"traceviz report: {trace.meta.path.rsplit('/', 1)[-1]}",
+            facts=tuple(_trace_facts(trace, analysis)),
+            warnings=tuple(w.message + (f" ({w.count:,})" if w.count else "")
+                           for w in analysis.health),
+            sections=(_cpu_steps_section(analysis, max_step_rows), _compile_section(analysis)))
     tl, tl_note = figures.timeline(trace, analysis)
     rep = analysis.representative_step()
     timeline = Section(

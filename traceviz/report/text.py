@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -52,6 +53,8 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None,
         (Path(m.path).name, "bold"),
         f"  ({m.events:,} events, {len(a.steps)} steps, {devices})\n",
     )
+    if a.cpu_only:
+        return Group(head, *_cpu_only_parts(a, max_step_rows))
     rows = [
         (s.name, str(s.kernels), str(s.launches), str(s.graph_launches), _us(s.period_ns),
          _us(s.gpu_busy_ns), _us(s.host_wait_ns), _us(s.sync_wait_ns), _us(s.queued_ns),
@@ -95,6 +98,31 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None,
             health.append(f"  ! {h.message}\n", style="yellow")
         parts.append(health)
     return Group(*parts)
+
+
+def _cpu_only_parts(a: Analysis, max_step_rows: int | None) -> list:
+    """A CPU-only trace (:attr:`Analysis.cpu_only`): each step's ProfilerStep duration, their
+    median, the torch.compile summary and the health note; no GPU tables."""
+    steps = Table(title="Per step, CPU only (µs: the ProfilerStep's duration)",
+                  title_justify="left", header_style="bold")
+    steps.add_column("step")
+    steps.add_column("CPU µs", justify="right")
+    shown = shown_steps(len(a.steps), max_step_rows)
+    for s in a.steps.take(shown):
+        steps.add_row(s.name, _us(s.cpu_ns))
+    cpu = a.steps.column("cpu_ns")
+    if len(cpu):
+        steps.add_row("median (all steps)", _us(float(np.median(cpu))), style="bold")
+    parts: list = [steps]
+    if capped(len(a.steps), max_step_rows):
+        parts.append(Text(capped_note(len(shown), len(a.steps), resolve_cap(max_step_rows)),
+                          style="italic"))
+    intro, _ = compile_parts(a)
+    parts.append(Text(f"torch.compile: {intro}"))
+    health = Text("Trace health\n", style="bold yellow")
+    for h in a.health:
+        health.append(f"  ! {h.message}\n", style="yellow")
+    return [*parts, health]
 
 
 def _detail_tables(a: Analysis, width: int | None) -> list:
