@@ -51,3 +51,11 @@ def test_a_cpu_only_report_lists_cpu_time_per_step_and_no_gpu_table(cpu_only, fm
 def test_a_trace_with_gpu_work_keeps_its_gpu_tables(with_gpu) -> None:
     out = with_gpu.render("md")
     assert "Top kernels by GPU time" in out and "CPU only" not in out
+
+
+def test_a_page_without_figures_carries_no_plotly(cpu_only, with_gpu) -> None:
+    page = cpu_only.render("html", "inline")
+    assert "plotly" not in page.lower() and len(page) < 100_000
+    assert "plotly" in with_gpu.render("html", "cdn")
+    with pytest.raises(ValueError, match="plotlyjs must be one of"):
+        cpu_only.render("html", "neither")

@@ -152,14 +152,17 @@ def _figure(f: Figure) -> str:
     return f'<div class="figure">{div}</div>{note}'
 
 
-def _plotlyjs(mode: str) -> str:
+def _plotlyjs(mode: str, needed: bool) -> str:
+    """plotly.js as ``mode`` says, or nothing when the page has no figure (``needed``)."""
+    if mode not in PLOTLYJS_MODES:
+        raise ValueError(f"plotlyjs must be one of {PLOTLYJS_MODES}")
+    if not needed:
+        return ""
     import plotly.offline as po
 
     if mode == "cdn":
         return (f'<script charset="utf-8" src="https://cdn.plot.ly/plotly-'
                 f'{po.get_plotlyjs_version()}.min.js"></script>')
-    if mode != "inline":
-        raise ValueError(f"plotlyjs must be one of {PLOTLYJS_MODES}")
     return f'<script charset="utf-8">{po.get_plotlyjs()}</script>'
 
 
@@ -179,8 +182,10 @@ def _perfetto(hint: tuple[str, str | None] | None) -> str:
 
 def render_html(report: Report, plotlyjs: str = "inline",
                 perfetto: tuple[str, str | None] | None = None) -> str:
-    """The whole page; ``plotlyjs`` is "inline" (works offline) or "cdn" (small file).
-    ``perfetto``: (export command, link to an exported overlay or None) for a trace report."""
+    """The whole page; ``plotlyjs`` is "inline" (works offline) or "cdn" (small file), left out
+    of a page without figures. ``perfetto``: (export command, link to an exported overlay or
+    None) for a trace report."""
+    script = _plotlyjs(plotlyjs, bool(report.figures()))
     facts = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in report.facts)
     warnings = ""
     if report.warnings:
@@ -205,7 +210,7 @@ def render_html(report: Report, plotlyjs: str = "inline",
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_e(report.title)}</title><style>{_CSS}</style>{_plotlyjs(plotlyjs)}</head>"
+        f"<title>{_e(report.title)}</title><style>{_CSS}</style>{script}</head>"
         f'<body><header><h1>{_e(report.title)}</h1><dl class="facts">{facts}</dl>'
         f"{_perfetto(perfetto)}</header>"
         f"<nav>{nav}</nav><main>{''.join(sections)}</main>"
