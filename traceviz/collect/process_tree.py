@@ -6,6 +6,7 @@ the workload's own code) then keeps the log pipe open and the GPU busy after its
 :func:`kill_tree` finds the child's descendants by their parent links (``/proc/<pid>/stat``)
 *before* killing anything, then SIGKILLs each one's process group, each one, and the child's
 own group. Where ``/proc`` does not exist (macOS) only the child's group is killed.
+:func:`pipe_holders` finds, after the child is gone, whatever still holds its output pipe.
 """
 
 from __future__ import annotations
@@ -58,6 +59,27 @@ def kill_tree(pid: int) -> list[int]:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(target, signal.SIGKILL)
     return tree
+
+
+def pipe_holders(fd: int) -> list[int]:
+    """The other processes that hold the pipe ``fd`` (either end) open, from each process's
+    ``/proc/<pid>/fd`` links (``[]`` without ``/proc``): whoever still holds a child's output
+    pipe after the child is gone is one of its descendants, whatever its session or parent."""
+    if not PROC.is_dir():
+        return []
+    target = f"pipe:[{os.fstat(fd).st_ino}]"
+    me = os.getpid()
+    holders = []
+    for entry in PROC.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            links = [os.readlink(link) for link in (entry / "fd").iterdir()]
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        if target in links:
+            holders.append(int(entry.name))
+    return holders
 
 
 def still_alive(pids: list[int]) -> list[str]:

@@ -32,14 +32,15 @@ from traceviz.atomic import write_bytes_atomic
 from traceviz.collect.child import PHASE_PREFIX
 from traceviz.collect.diagnostics import TORCH_LOGS, parse_compile_log
 from traceviz.collect.mode_names import COMPILE_MODES
-from traceviz.collect.process_tree import kill_tree, still_alive
+from traceviz.collect.process_tree import kill_tree, pipe_holders, still_alive
 from traceviz.collect.run_control import RunInterrupted
 
 #: Lines of a log kept in a failure reason when the child wrote no result.
 REASON_LOG_LINES = 8
 #: A mode log is cut to its last this-many bytes.
 MAX_LOG_BYTES = 256 * 1024
-#: Seconds to wait, after SIGKILL, for the child to be reaped and its log pipe to close.
+#: Seconds to wait for the child to be reaped after SIGKILL, and for its log pipe to close
+#: (once after the child is gone, once more after killing whatever still holds the pipe).
 KILL_GRACE_S = 10.0
 
 
@@ -127,6 +128,25 @@ def _kill_session(proc: subprocess.Popen[str]) -> list[int]:
     return tree
 
 
+def _drain(pump: threading.Thread, proc: subprocess.Popen[str],
+           killed: list[int]) -> tuple[str, ...]:
+    """Wait for the child's log pipe to close (``pump`` reads it to the end). Whatever still
+    holds the pipe :data:`KILL_GRACE_S` after the child is gone (a descendant in a session of
+    its own, or one that outlived SIGKILL) is SIGKILLed with all it started; returns
+    ``"<pid> (state <S>)"`` of the processes (those, ``killed``, the child) still alive
+    :data:`KILL_GRACE_S` later."""
+    pump.join(KILL_GRACE_S)
+    if not pump.is_alive():
+        return ()
+    holders = pipe_holders(proc.stdout.fileno()) if proc.stdout is not None else []
+    for pid in holders:
+        kill_tree(pid)
+    pump.join(KILL_GRACE_S)
+    if not pump.is_alive():
+        return ()
+    return tuple(still_alive(sorted({proc.pid, *killed, *holders})))
+
+
 def _pump(stream: Any, log: Any, on_phase: Callable[[str], None], last: dict[str, str]) -> None:
     for line in stream:
         if line.startswith(PHASE_PREFIX):
@@ -152,8 +172,8 @@ def _trim_log(path: Path) -> None:
 class ChildOutcome:
     """How a child session ended: its exit code (negative: killed by that signal), whether it
     was killed for running past the timeout, its last announced phase, its wall time, its
-    (trimmed) log, and the processes of the session still alive :data:`KILL_GRACE_S` after
-    they were killed (``"<pid> (state <S>)"``)."""
+    (trimmed) log, and the processes it left that outlived SIGKILL (``"<pid> (state <S>)"``,
+    :func:`_drain`)."""
 
     returncode: int
     timed_out: bool
@@ -166,8 +186,7 @@ class ChildOutcome:
         """"no result after N s; killed during '<phase>'", and the processes that survived."""
         reason = f"no result after {timeout_s:.0f} s; killed during '{self.phase}'"
         if self.left_running:
-            reason += (f"; still alive {KILL_GRACE_S:.0f} s after SIGKILL: "
-                       f"{', '.join(self.left_running)}")
+            reason += f"; still alive after SIGKILL: {', '.join(self.left_running)}"
         return reason
 
 
@@ -193,7 +212,7 @@ def run_child_session(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env=env, start_new_session=True, errors="replace",
         )
-        # daemon: a process that survives SIGKILL may hold the pipe open for good
+        # daemon: a process that outlives SIGKILL may hold the pipe open for good
         pump = threading.Thread(target=_pump, args=(proc.stdout, log, on_phase, last),
                                 daemon=True)
         pump.start()
@@ -205,17 +224,14 @@ def run_child_session(
             timed_out = True
             killed = _kill_session(proc)
         except BaseException as exc:  # the parent is stopping: the child goes with it
-            _kill_session(proc)
-            pump.join(KILL_GRACE_S)
+            _drain(pump, proc, _kill_session(proc))
             on_stop()
             if isinstance(exc, RunInterrupted):
                 exc.during(mode, last["phase"], time.monotonic() - begin)
             raise
-        pump.join(KILL_GRACE_S if timed_out else None)
-        left = tuple(still_alive([proc.pid, *killed])) if timed_out else ()
+        left = _drain(pump, proc, killed)
         if left:
-            log.write(f"traceviz: still alive {KILL_GRACE_S:.0f} s after SIGKILL: "
-                      f"{', '.join(left)}\n")
+            log.write(f"traceviz: still alive after SIGKILL: {', '.join(left)}\n")
     _trim_log(log_path)
     return ChildOutcome(
         returncode=proc.returncode if proc.returncode is not None else -signal.SIGKILL,
