@@ -194,7 +194,8 @@ def _per_step_section(analysis: Analysis, max_step_rows: int | None = None) -> S
 
 def _cpu_steps_section(analysis: Analysis, max_step_rows: int | None = None) -> Section:
     """The steps of a CPU-only trace (:attr:`Analysis.cpu_only`): each ``ProfilerStep``'s
-    duration on the CPU, the median over all steps, and statistics when the list is capped."""
+    duration on the CPU (the first and last halves when capped, with a note) and the median
+    over all steps."""
     steps = analysis.steps
     listed = steps.take(shown_steps(len(steps), min(resolve_cap(max_step_rows),
                                                     MAX_TABLE_ROWS)))
@@ -327,15 +328,27 @@ def _gap_section(analysis: Analysis) -> Section:
 
 def build_trace_report(trace: Trace, analysis: Analysis, max_step_rows: int | None = None
                        ) -> Report:
-    """The single-trace report: health, steps, timeline, gaps, kernels, graphs, compile.
+    """The single-trace report: health, steps, timeline, gaps, kernels, graphs, compile (a
+    CPU-only trace: health, its steps' CPU times, compile).
     ``max_step_rows``: see :func:`_per_step_section` (``None``: the default, 1000)."""
-    if analysis.cpu_only:
-        return Report(
-            kind="trace", title=f"traceviz report: {trace.meta.path.rsplit('/', 1)[-1]}",
-            facts=tuple(_trace_facts(trace, analysis)),
-            warnings=tuple(w.message + (f" ({w.count:,})" if w.count else "")
-                           for w in analysis.health),
-            sections=(_cpu_steps_section(analysis, max_step_rows), _compile_section(analysis)))
+    sections = (_cpu_only_sections(analysis, max_step_rows) if analysis.cpu_only
+                else _gpu_sections(trace, analysis, max_step_rows))
+    return Report(
+        kind="trace",
+        title=f"traceviz report: {trace.meta.path.rsplit('/', 1)[-1]}",
+        facts=tuple(_trace_facts(trace, analysis)),
+        warnings=tuple(w.message + (f" ({w.count:,})" if w.count else "")
+                       for w in analysis.health),
+        sections=tuple(sections),
+    )
+
+
+def _cpu_only_sections(analysis: Analysis, max_step_rows: int | None) -> list[Section]:
+    return [_cpu_steps_section(analysis, max_step_rows), _compile_section(analysis)]
+
+
+def _gpu_sections(trace: Trace, analysis: Analysis, max_step_rows: int | None
+                  ) -> list[Section]:
     tl, tl_note = figures.timeline(trace, analysis)
     rep = analysis.representative_step()
     timeline = Section(
@@ -357,11 +370,4 @@ def build_trace_report(trace: Trace, analysis: Analysis, max_step_rows: int | No
     if graphs:
         sections.append(graphs)
     sections.append(_compile_section(analysis))
-    return Report(
-        kind="trace",
-        title=f"traceviz report: {trace.meta.path.rsplit('/', 1)[-1]}",
-        facts=tuple(_trace_facts(trace, analysis)),
-        warnings=tuple(w.message + (f" ({w.count:,})" if w.count else "")
-                       for w in analysis.health),
-        sections=tuple(sections),
-    )
+    return sections
