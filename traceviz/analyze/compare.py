@@ -45,7 +45,7 @@ from traceviz.analyze.distributed.launch import LaunchEvidence, distributed_laun
 from traceviz.analyze.headline import Headline, build_headline
 from traceviz.analyze.host_wait import HostWaitShift, host_wait_shift
 from traceviz.analyze.launch_unprofiled import launch_verdict as unprofiled_launch_verdict
-from traceviz.analyze.model import CPU_ONLY, Analysis
+from traceviz.analyze.model import Analysis
 from traceviz.analyze.speed import (
     NO_EVIDENCE,
     PAIRED,
@@ -312,10 +312,9 @@ def _has_gpu_steps(analysis: Analysis | None) -> bool:
 
 
 def _ran_on_cpu(analysis: Analysis | None) -> bool:
-    """A trace of a step that ran on the CPU: neither a GPU activity nor a launch call in it
-    (health ``cpu_only``; a CUDA trace whose GPU activity CUPTI lost still has its launch
-    calls)."""
-    return analysis is not None and any(h.code == CPU_ONLY for h in analysis.health)
+    """A trace of a step that ran on the CPU (:attr:`Analysis.cpu_only`; a CUDA trace whose GPU
+    activity CUPTI lost still has its launch calls)."""
+    return analysis is not None and analysis.cpu_only
 
 
 #: Why a comparison of CPU runs has no fusion, launch or count evidence.

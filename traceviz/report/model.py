@@ -331,8 +331,8 @@ def build_trace_report(trace: Trace, analysis: Analysis, max_step_rows: int | No
     """The single-trace report: health, steps, timeline, gaps, kernels, graphs, compile (a
     CPU-only trace: health, its steps' CPU times, compile).
     ``max_step_rows``: see :func:`_per_step_section` (``None``: the default, 1000)."""
-    sections = (_cpu_only_sections(analysis, max_step_rows) if analysis.cpu_only
-                else _gpu_sections(trace, analysis, max_step_rows))
+    sections = ([_cpu_steps_section(analysis, max_step_rows), _compile_section(analysis)]
+                if analysis.cpu_only else _gpu_sections(trace, analysis, max_step_rows))
     return Report(
         kind="trace",
         title=f"traceviz report: {trace.meta.path.rsplit('/', 1)[-1]}",
@@ -341,10 +341,6 @@ def build_trace_report(trace: Trace, analysis: Analysis, max_step_rows: int | No
                        for w in analysis.health),
         sections=tuple(sections),
     )
-
-
-def _cpu_only_sections(analysis: Analysis, max_step_rows: int | None) -> list[Section]:
-    return [_cpu_steps_section(analysis, max_step_rows), _compile_section(analysis)]
 
 
 def _gpu_sections(trace: Trace, analysis: Analysis, max_step_rows: int | None

@@ -93,11 +93,16 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None,
         parts += [text_table(hw), Text(summary_sentence(hw, t.cpu_bound_share, WHOLE) or "")]
     parts += _detail_tables(a, width)
     if a.health:
-        health = Text("Trace health\n", style="bold yellow")
-        for h in a.health:
-            health.append(f"  ! {h.message}\n", style="yellow")
-        parts.append(health)
+        parts.append(_health_text(a))
     return Group(*parts)
+
+
+def _health_text(a: Analysis) -> Text:
+    """The trace's health notes, one line each."""
+    health = Text("Trace health\n", style="bold yellow")
+    for h in a.health:
+        health.append(f"  ! {h.message}\n", style="yellow")
+    return health
 
 
 def _cpu_only_parts(a: Analysis, max_step_rows: int | None) -> list:
@@ -118,11 +123,7 @@ def _cpu_only_parts(a: Analysis, max_step_rows: int | None) -> list:
         parts.append(Text(capped_note(len(shown), len(a.steps), resolve_cap(max_step_rows)),
                           style="italic"))
     intro, _ = compile_parts(a)
-    parts.append(Text(f"torch.compile: {intro}"))
-    health = Text("Trace health\n", style="bold yellow")
-    for h in a.health:
-        health.append(f"  ! {h.message}\n", style="yellow")
-    return [*parts, health]
+    return [*parts, Text(f"torch.compile: {intro}"), _health_text(a)]
 
 
 def _detail_tables(a: Analysis, width: int | None) -> list:

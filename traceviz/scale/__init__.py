@@ -98,7 +98,7 @@ def assemble(names: Sequence[str], results: Sequence[RankResult | FailedRank | R
     if not ok:
         first = failed[0] if failed else None
         raise NoRankAnalysedError(f"none of the {len(names)} rank traces could be analysed"
-                            + (f"; {first.path}: {first.reason}" if first else ""))
+                                  + (f"; {first.path}: {first.reason}" if first else ""))
     analysis = analyze_digests([r.digest for r in ok], force=force)
     by_path = {r.path: r.document for r in ok}
     return RankSet(analysis, tuple(by_path[i.path] for i in analysis.ranks), failed,
