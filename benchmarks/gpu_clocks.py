@@ -116,15 +116,22 @@ def _mean_over(samples: list[tuple], t0: float, t1: float, field: int) -> float 
 
 
 def _ranks(xs: list[float]) -> list[float]:
+    """Ranks of ``xs`` from 0, tied values sharing their mean rank."""
     order = sorted(range(len(xs)), key=xs.__getitem__)
     ranks = [0.0] * len(xs)
-    for r, i in enumerate(order):
-        ranks[i] = float(r)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
+            j += 1
+        for k in order[i:j + 1]:
+            ranks[k] = (i + j) / 2
+        i = j + 1
     return ranks
 
 
 def spearman(xs: list[float], ys: list[float]) -> float | None:
-    """Spearman's rank correlation (ties broken by order), None below 3 points or no spread."""
+    """Spearman's rank correlation; None below 3 points or when either side never varies."""
     if len(xs) < 3:
         return None
     rx, ry = _ranks(xs), _ranks(ys)
@@ -132,6 +139,13 @@ def spearman(xs: list[float], ys: list[float]) -> float | None:
     num = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
     den = (sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry)) ** 0.5
     return num / den if den else None
+
+
+def _quantiles(xs: list[float]) -> dict[str, float]:
+    """min, p10, median, p90, max of ``xs``."""
+    q = statistics.quantiles(xs, n=10)
+    return {"min": min(xs), "p10": q[0], "median": statistics.median(xs), "p90": q[-1],
+            "max": max(xs)}
 
 
 def process(cell: str, seconds: float, gpu: str) -> dict[str, Any]:
@@ -165,24 +179,34 @@ def process(cell: str, seconds: float, gpu: str) -> dict[str, Any]:
         w["median_ms"] = statistics.median(w["steps_ms"])
     windows = record["windows"][2:]  # the first two still settle after the warm-up
     med = [w["median_ms"] for w in windows]
-    return {"cell": cell, "windows": record["windows"], "profiled": record["profiled"],
+    sm = [w["sm_mhz"] for w in windows if w["sm_mhz"] is not None]
+    cpu = [w["cpu_mhz"] for w in windows if w["cpu_mhz"] is not None]
+    return {"cell": cell, "windows": len(windows), "window_median_ms": _quantiles(med),
+            "levels": _levels(windows),
+            "sm_mhz_in_windows": sorted({round(v) for v in sm}),
+            "cpu_mhz_in_windows": sorted({round(v) for v in cpu}),
+            "cpus": sorted({c for w in windows for c in w["cpus"]}),
+            "power_w": [min(w["power_w"] for w in windows), max(w["power_w"] for w in windows)],
             "pstates": sorted({r[4] for r in gpu_rows}),
             "reasons": sorted({r[5] for r in gpu_rows}),
-            "sm_mhz_range": [min(r[1] for r in gpu_rows), max(r[1] for r in gpu_rows)]
-            if gpu_rows else None,
             "spearman_sm": spearman(med, [w["sm_mhz"] or 0.0 for w in windows]),
             "spearman_cpu": spearman(med, [w["cpu_mhz"] or 0.0 for w in windows]),
-            "median_ms_range": [min(med), max(med)] if med else None}
+            "profiled": {k: v for k, v in record["profiled"].items()
+                         if k not in ("t0", "t1", "cpus")},
+            "every_100th_window": [
+                {"t_s": round(w["t0"] - windows[0]["t0"], 3), "median_ms": w["median_ms"],
+                 "sm_mhz": w["sm_mhz"], "cpu_mhz": w["cpu_mhz"], "cpus": w["cpus"]}
+                for w in windows[::100]]}
 
 
-def _levels(windows: list[dict[str, Any]]) -> str:
-    """Median step time per SM-clock level (rounded to 15 MHz), as text."""
+def _levels(windows: list[dict[str, Any]]) -> dict[int, dict[str, float]]:
+    """Per SM-clock level (window means rounded to 15 MHz): windows and their median step."""
     by: dict[int, list[float]] = {}
     for w in windows:
         if w["sm_mhz"] is not None:
             by.setdefault(round(w["sm_mhz"] / 15) * 15, []).append(w["median_ms"])
-    return "  ".join(f"{mhz} MHz: {statistics.median(v):.4f} ms ×{len(v)}"
-                     for mhz, v in sorted(by.items()))
+    return {mhz: {"windows": len(v), "median_ms": statistics.median(v)}
+            for mhz, v in sorted(by.items())}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -207,13 +231,14 @@ def main(argv: list[str] | None = None) -> None:
         for p in range(args.processes):
             r = process(cell, args.seconds, gpu)
             results.append(r)
-            prof = r["profiled"]
-            print(f"{cell} process {p}: windows {r['median_ms_range']} ms, "
-                  f"SM {r['sm_mhz_range']} MHz, pstates {r['pstates']}, reasons {r['reasons']}, "
-                  f"rho(step, SM clock) {r['spearman_sm']}, rho(step, CPU MHz) "
-                  f"{r['spearman_cpu']}; profiled window: inflation {prof['inflation']:.2f}, "
-                  f"SM {prof['sm_mhz']} MHz", flush=True)
-            print("   ", _levels(r["windows"][2:]), flush=True)
+            prof, q = r["profiled"], r["window_median_ms"]
+            print(f"{cell} process {p}: {r['windows']} windows, median step {q['min']:.4f} / "
+                  f"{q['p10']:.4f} / {q['median']:.4f} / {q['p90']:.4f} / {q['max']:.4f} ms "
+                  f"(min/p10/median/p90/max); SM clock in windows {r['sm_mhz_in_windows']} MHz, "
+                  f"CPU {r['cpu_mhz_in_windows']} MHz on CPUs {r['cpus']}; rho(step, SM) "
+                  f"{r['spearman_sm']}, rho(step, CPU MHz) {r['spearman_cpu']}; levels "
+                  f"{r['levels']}; profiled: inflation {prof['inflation']:.2f} at SM "
+                  f"{prof['sm_mhz']} MHz", flush=True)
             if args.out:
                 args.out.write_text(json.dumps(results))
 
