@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Profile the distributed workloads with --nproc on the GPUs of one host and pack each run.
 #
-# usage: [NPROC=2] [DEVICE=cuda] [TIMEOUT_S=300] [ARGS="..."] \
+# usage: [NPROC=2] [DEVICE=cuda] [TIMEOUT_S=300] [MODES=all] [ARGS="..."] \
 #            workloads/run_nproc_gpu.sh OUT_DIR BUDGET_S [RUN...]
 #   OUT_DIR   gets <run>.tar.gz (the run directory runs/<run>) and driver.log
 #   BUDGET_S  wall-clock seconds for the whole script; a run that could not finish by then
@@ -15,6 +15,7 @@
 #                                cudagraph, with compile raising and cudagraph hanging on rank 1
 #                                (TRACEVIZ_TEST_FAIL): both must end as failed, naming rank 1,
 #                                within TIMEOUT_S, and eager must be measured
+#   MODES     the --modes of tp_mlp and the ddp_mlp runs (faulty keeps its own three)
 #   DEVICE    cuda, or cpu to try the script on gloo ranks (CUDA-only modes are then skipped)
 #   ARGS      more `traceviz profile` options for every run (e.g. a shorter --timing-budget-s)
 set -u
@@ -32,7 +33,7 @@ for run in "${runs[@]}"; do
     say "SKIPPED $run: budget spent"
     continue
   fi
-  env=(); modes=all; file="workloads/$run.py"; limit=$timeout
+  env=(); modes=${MODES:-all}; file="workloads/$run.py"; limit=$timeout
   case $run in
     tp_mlp|ddp_mlp) ;;
     ddp_mlp_straggler)

@@ -130,6 +130,14 @@ class RankRun:
 
     def _train_step(self, module: Any, fwd: Callable[..., Any], opt: Any,
                     batch: tuple[Any, Any]) -> Callable[[], Any]:
+        """One training step (eager or compiled ``fwd``), gradients set to None first.
+
+        ``zero_grad(set_to_none=True)`` (PyTorch's default) matters under CUDA graph trees: a
+        model that is not wrapped in DDP would otherwise keep, as ``.grad``, the backward
+        graph's outputs of an earlier generation, and accumulating into them fails with
+        "accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run"
+        (DDP's gradient buckets are allocated outside the graphs' pool, so ``ddp_mlp`` ran).
+        """
         x, y = batch
         before = getattr(module, "before_step", None)
         mark = self.mode in CUDAGRAPH_TREE_MODES
@@ -141,7 +149,7 @@ class RankRun:
                 before(self.rank)
             if mark:
                 torch.compiler.cudagraph_mark_step_begin()
-            opt.zero_grad(set_to_none=False)
+            opt.zero_grad(set_to_none=True)
             out = module.loss(fwd(x), y)
             out.backward()
             opt.step()
@@ -158,7 +166,7 @@ class RankRun:
         x, y = batch
 
         def body() -> Any:
-            opt.zero_grad(set_to_none=False)
+            opt.zero_grad(set_to_none=False)  # the graph replays into the same .grad tensors
             out = module.loss(ddp(x), y)
             out.backward()
             opt.step()
