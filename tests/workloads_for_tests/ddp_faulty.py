@@ -1,9 +1,12 @@
 """A tiny DDP workload (CPU, gloo) whose ``prepare_mode`` fails on purpose, for the
-``--nproc`` failure tests: ``TRACEVIZ_TEST_FAIL="<mode>:<rank>:<raise|hang>,…"`` makes that
-rank raise, or sleep for an hour, in that mode, before the mode's step is built."""
+``--nproc`` failure tests: ``TRACEVIZ_TEST_FAIL="<mode>:<rank>:<raise|hang|linger>,…"`` makes
+that rank raise, or sleep for an hour, in that mode, before the mode's step is built; ``linger``
+lets the rank run the mode to the end and sleep for an hour on its way out (at interpreter
+exit, after its result is written), as ranks hung tearing down their process group do."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import time
 
@@ -31,6 +34,9 @@ def prepare_mode(mode: str, rank: int) -> None:
     for item in filter(None, os.environ.get("TRACEVIZ_TEST_FAIL", "").split(",")):
         m, r, how = item.split(":")
         if m == mode and int(r) == rank:
+            if how == "linger":
+                atexit.register(time.sleep, 3600)
+                continue
             if how == "hang":
                 time.sleep(3600)
             raise RuntimeError(f"injected failure on rank {rank} in {mode}")

@@ -473,6 +473,8 @@ def compare(
     base_vi = verdict_inputs(base_inp, base_row) if base_ok else None
     base_timing = timing_of(base_inp, base_row)
     for inp, row in zip(inputs, rows, strict=True):
+        if inp.manifest and inp.manifest.get("exit"):
+            notes.append(f"{inp.mode}: {inp.manifest['exit']}")
         if inp.mode == baseline:
             continue
         context = mode_context(row, inp.analysis)

@@ -8,7 +8,9 @@ CUDA, gloo on CPU), with the mode's timeout on the whole launcher session. Its o
 only when every rank is ok; timing and profiled step time of the slowest rank (largest median);
 the paired block (every rank times eager against the mode in lockstep, each block's time the
 slowest rank's: :mod:`traceviz.collect.paired`) as the ranks agreed on it; every rank's result
-under ``ranks``.
+under ``ranks``. Ranks that wrote every result but then hang on their way out (tearing down
+the process group) are killed :data:`~traceviz.collect.runner.EXIT_GRACE_S` later, not at the
+mode's timeout, and their measurements kept; the entry's ``exit`` says so.
 
 A failed mode names the rank that failed it (``failed_rank``, and the reason starts with it):
 the first rank whose own failure is not a collective broken by a peer (a process-group
@@ -33,6 +35,7 @@ from traceviz.collect.diagnostics import parse_compile_log
 from traceviz.collect.mode_names import COMPILE_MODES
 from traceviz.collect.rank_child import rank_phase_path, rank_result_path, rank_trace_path
 from traceviz.collect.runner import (
+    EXIT_GRACE_S,
     REASON_LOG_LINES,
     RunSettings,
     child_env,
@@ -196,8 +199,11 @@ def run_mode_ranks(
     cmd = launcher_cmd(workload, mode, run_dir, nproc, settings.device, json.dumps(child))
     env = child_env()
     env.setdefault("OMP_NUM_THREADS", "1")
-    out = run_child_session(cmd, log_path, env=env, timeout_s=settings.timeout_s, mode=mode,
-                            on_phase=on_phase, on_stop=clear_results)
+    out = run_child_session(
+        cmd, log_path, env=env, timeout_s=settings.timeout_s, mode=mode, on_phase=on_phase,
+        on_stop=clear_results,
+        finished=lambda: all(rank_result_path(run_dir, mode, r).exists() for r in range(nproc)),
+    )
     results = []
     for r in range(nproc):
         path = rank_result_path(run_dir, mode, r)
@@ -211,6 +217,8 @@ def run_mode_ranks(
         who = (f"; rank {blamed} was in '{phases[blamed]}'" if blamed is not None
                and phases[blamed] else "")
         entry.update(status="timeout", reason=out.timeout_reason(settings.timeout_s) + who)
+    elif out.lingered:
+        entry["exit"] = lingering_note(out.left_running)
     elif all(r is None for r in results):
         tail = "\n".join(log_text.strip().splitlines()[-REASON_LOG_LINES:])
         entry.update(status="failed", reason=f"the launcher exited with code {out.returncode} "
@@ -225,6 +233,16 @@ def run_mode_ranks(
     elif all(t.exists() for t in traces):
         entry.update(write_ranks_report(run_dir, mode, traces))
     return entry
+
+
+def lingering_note(left_running: tuple[str, ...]) -> str:
+    """What a mode's entry says (``exit``) when its ranks wrote every result but did not exit."""
+    note = (f"every rank wrote its result, but the ranks had not exited {EXIT_GRACE_S:.0f} s "
+            "later (hung tearing down: process-group shutdown or interpreter exit); killed, "
+            "their measurements kept")
+    if left_running:
+        note += f"; still alive after SIGKILL: {', '.join(left_running)}"
+    return note
 
 
 def write_ranks_report(run_dir: Path, mode: str, traces: list[Path]) -> dict[str, Any]:

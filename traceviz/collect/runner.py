@@ -42,6 +42,11 @@ MAX_LOG_BYTES = 256 * 1024
 #: Seconds to wait for the child to be reaped after SIGKILL, and for its log pipe to close
 #: (once after the child is gone, once more after killing whatever still holds the pipe).
 KILL_GRACE_S = 10.0
+#: How long (s) a child whose every result is written may take to exit before it is killed
+#: (ranks that hang tearing down their process group keep their measurements).
+EXIT_GRACE_S = 30.0
+#: How often (s) the parent looks for a child's results while it waits.
+POLL_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -171,9 +176,9 @@ def _trim_log(path: Path) -> None:
 @dataclass(frozen=True)
 class ChildOutcome:
     """How a child session ended: its exit code (negative: killed by that signal), whether it
-    was killed for running past the timeout, its last announced phase, its wall time, its
-    (trimmed) log, and the processes it left that outlived SIGKILL (``"<pid> (state <S>)"``,
-    :func:`_drain`)."""
+    was killed for running past the timeout or for lingering after its results were written,
+    its last announced phase, its wall time, its (trimmed) log, and the processes it left that
+    outlived SIGKILL (``"<pid> (state <S>)"``, :func:`_drain`)."""
 
     returncode: int
     timed_out: bool
@@ -181,6 +186,8 @@ class ChildOutcome:
     wall_s: float
     log_text: str
     left_running: tuple[str, ...] = ()
+    #: the child had written every result but had not exited ``EXIT_GRACE_S`` later: killed
+    lingered: bool = False
 
     def timeout_reason(self, timeout_s: float) -> str:
         """"no result after N s; killed during '<phase>'", and the processes that survived."""
@@ -199,9 +206,12 @@ def run_child_session(
     mode: str,
     on_phase: Callable[[str], None],
     on_stop: Callable[[], None],
+    finished: Callable[[], bool] | None = None,
 ) -> ChildOutcome:
     """Run ``cmd`` in a session of its own, its output in ``log_path`` (phase lines drive
-    ``on_phase``). Past ``timeout_s`` the whole session is killed (``timed_out``). When the
+    ``on_phase``). Past ``timeout_s`` the whole session is killed (``timed_out``); so is a child
+    still running ``EXIT_GRACE_S`` after ``finished()`` first held (``lingered``: its results
+    are all written, only its exit hangs). When the
     parent is stopping (SIGINT / SIGTERM, any exception while waiting) the session is killed,
     ``on_stop`` clears the child's partial results, and the exception goes on, a
     :class:`RunInterrupted` told which mode and phase it stopped."""
@@ -216,13 +226,12 @@ def run_child_session(
         pump = threading.Thread(target=_pump, args=(proc.stdout, log, on_phase, last),
                                 daemon=True)
         pump.start()
-        timed_out = False
+        timed_out = lingered = False
         killed: list[int] = []
         try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            killed = _kill_session(proc)
+            timed_out, lingered = _wait(proc, begin + timeout_s, finished)
+            if timed_out or lingered:
+                killed = _kill_session(proc)
         except BaseException as exc:  # the parent is stopping: the child goes with it
             _drain(pump, proc, _kill_session(proc))
             on_stop()
@@ -237,7 +246,33 @@ def run_child_session(
         returncode=proc.returncode if proc.returncode is not None else -signal.SIGKILL,
         timed_out=timed_out, phase=last["phase"], wall_s=time.monotonic() - begin,
         log_text=log_path.read_text(encoding="utf-8", errors="replace"), left_running=left,
+        lingered=lingered,
     )
+
+
+def _wait(proc: subprocess.Popen[str], deadline: float,
+          finished: Callable[[], bool] | None) -> tuple[bool, bool]:
+    """Wait for ``proc`` until ``deadline`` (``time.monotonic``); (timed out, lingered): see
+    :func:`run_child_session`."""
+    if finished is None:
+        try:
+            proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
+            return False, False
+        except subprocess.TimeoutExpired:
+            return True, False
+    done_at: float | None = None
+    while True:
+        try:
+            proc.wait(timeout=POLL_S)
+            return False, False
+        except subprocess.TimeoutExpired:
+            now = time.monotonic()
+            if done_at is None and finished():
+                done_at = now
+            if done_at is not None and now - done_at >= EXIT_GRACE_S:
+                return False, True
+            if now >= deadline:
+                return True, False
 
 
 def run_mode(
