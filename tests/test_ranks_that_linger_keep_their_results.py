@@ -71,3 +71,24 @@ def test_ranks_hung_at_exit_keep_their_measurements_with_a_note(
     assert entry["timing"]["median_ms"] > 0
     assert entry["exit"] == lingering_note(())
     assert took < 200  # not the mode's 240 s timeout
+
+
+TP_MLP = ROOT / "reports" / "tp_mlp"
+
+
+@pytest.mark.parametrize("fmt", ["text", "md", "json", "html"])
+def test_the_committed_lingering_mode_is_measured_and_says_so_in_every_format(
+        tmp_path: Path, fmt: str) -> None:
+    """``reports/tp_mlp`` (two H200s): the ``reduce-overhead`` ranks hung on their way out
+    after writing their results; the mode is measured and every format carries the note."""
+    import json
+    import subprocess
+
+    if not (TP_MLP / "manifest.json").exists():
+        pytest.skip("reports/tp_mlp absent")
+    entry = json.loads((TP_MLP / "manifest.json").read_text())["modes"]["reduce-overhead"]
+    assert entry["status"] == "ok" and entry["exit"] == lingering_note(())
+    out = tmp_path / f"report.{fmt}"
+    subprocess.run([sys.executable, "-m", "traceviz", "report", str(TP_MLP), "--format", fmt,
+                    "-o", str(out), "--plotlyjs", "cdn"], check=True, capture_output=True)
+    assert "hung tearing down" in out.read_text(encoding="utf-8")

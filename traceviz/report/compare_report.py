@@ -381,9 +381,9 @@ _ROW_PRIORITY = {"mode": 1000, "status": 9, "step ms (p10–p90)": 8, "kernels/s
 
 def render_text(comparison: Comparison, width: int | None = None,
                 versions: VersionComparison | None = None) -> Any:
-    """A rich renderable: the per-mode headlines, the comparison table and the verdicts, fitted
-    to ``width`` columns (``None``: every column); led by the old → new table when
-    ``versions`` is given (``profile --against``)."""
+    """A rich renderable: the per-mode headlines, the comparison table, the verdicts and the
+    comparison's notes (``! …``), fitted to ``width`` columns (``None``: every column); led by
+    the old → new table when ``versions`` is given (``profile --against``)."""
     from rich.console import Group
     from rich.text import Text
 
@@ -433,7 +433,8 @@ def render_text(comparison: Comparison, width: int | None = None,
              in SPLIT_COLUMNS], split_rows(comparison), width,
             title="Without the profiler (baseline → mode, ms per step; pairs in the mode's "
             "process)"))
-    return Group(*parts, verdicts)
+    notes = [Text(f"! {n}", style="yellow") for n in comparison.notes]
+    return Group(*parts, verdicts, *notes)
 
 
 def render(comparison: Comparison, report: Report, fmt: str, plotlyjs: str = "inline",
