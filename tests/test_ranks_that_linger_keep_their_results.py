@@ -92,3 +92,4 @@ def test_the_committed_lingering_mode_is_measured_and_says_so_in_every_format(
     subprocess.run([sys.executable, "-m", "traceviz", "report", str(TP_MLP), "--format", fmt,
                     "-o", str(out), "--plotlyjs", "cdn"], check=True, capture_output=True)
     assert "hung tearing down" in out.read_text(encoding="utf-8")
+

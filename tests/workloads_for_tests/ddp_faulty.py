@@ -1,13 +1,17 @@
 """A tiny DDP workload (CPU, gloo) whose ``prepare_mode`` fails on purpose, for the
-``--nproc`` failure tests: ``TRACEVIZ_TEST_FAIL="<mode>:<rank>:<raise|hang|linger>,…"`` makes
-that rank raise, or sleep for an hour, in that mode, before the mode's step is built; ``linger``
-lets the rank run the mode to the end and sleep for an hour on its way out (at interpreter
-exit, after its result is written), as ranks hung tearing down their process group do."""
+``--nproc`` failure tests: ``TRACEVIZ_TEST_FAIL="<mode>:<rank>:<raise|hang|stall|linger>,…"``
+makes that rank raise, or sleep for an hour, in that mode, before the mode's step is built.
+``stall`` first prints the line NCCL's watchdog prints (torch's ``[rankN]:`` prefix included)
+when a collective times out, as a rank left waiting for a hung peer does on a GPU with async
+error handling off, where it then stays blocked. ``linger`` lets the rank run the mode to the
+end and sleep for an hour on its way out (at interpreter exit, after its result is written), as
+ranks hung tearing down their process group do."""
 
 from __future__ import annotations
 
 import atexit
 import os
+import sys
 import time
 
 import torch
@@ -37,7 +41,11 @@ def prepare_mode(mode: str, rank: int) -> None:
             if how == "linger":
                 atexit.register(time.sleep, 3600)
                 continue
-            if how == "hang":
+            if how == "stall":
+                print(f"[rank{rank}]:[E ProcessGroupNCCL.cpp:689] [Rank {rank}] Watchdog caught "
+                      "collective operation timeout: WorkNCCL(SeqNum=4, OpType=ALLREDUCE) ran "
+                      "for 60001 milliseconds before timing out.", file=sys.stderr, flush=True)
+            if how in ("hang", "stall"):
                 time.sleep(3600)
             raise RuntimeError(f"injected failure on rank {rank} in {mode}")
 

@@ -10,7 +10,12 @@ the paired block (every rank times eager against the mode in lockstep, each bloc
 slowest rank's: :mod:`traceviz.collect.paired`) as the ranks agreed on it; every rank's result
 under ``ranks``. Ranks that wrote every result but then hang on their way out (tearing down
 the process group) are killed :data:`~traceviz.collect.runner.EXIT_GRACE_S` later, not at the
-mode's timeout, and their measurements kept; the entry's ``exit`` says so.
+mode's timeout, and their measurements kept; the entry's ``exit`` says so. A rank whose log
+says one of its collectives timed out (NCCL's watchdog, :data:`COLLECTIVE_TIMEOUT_LINE`) ends
+the mode: with NCCL's async error handling off (the CUDA-graph capture recipe) nothing else
+would, so the ranks get :data:`~traceviz.collect.runner.BROKEN_GRACE_S` to end by themselves,
+are killed, and the mode is ``failed`` (the reason starts "the process group broke"), not left
+to its timeout.
 
 A failed mode names the rank that failed it (``failed_rank``, and the reason starts with it):
 the first rank whose own failure is not a collective broken by a peer (a process-group
@@ -35,6 +40,7 @@ from traceviz.collect.diagnostics import parse_compile_log
 from traceviz.collect.mode_names import COMPILE_MODES
 from traceviz.collect.rank_child import rank_phase_path, rank_result_path, rank_trace_path
 from traceviz.collect.runner import (
+    BROKEN_GRACE_S,
     EXIT_GRACE_S,
     REASON_LOG_LINES,
     RunSettings,
@@ -203,6 +209,7 @@ def run_mode_ranks(
         cmd, log_path, env=env, timeout_s=settings.timeout_s, mode=mode, on_phase=on_phase,
         on_stop=clear_results,
         finished=lambda: all(rank_result_path(run_dir, mode, r).exists() for r in range(nproc)),
+        broken=COLLECTIVE_TIMEOUT_LINE,
     )
     results = []
     for r in range(nproc):
@@ -219,6 +226,9 @@ def run_mode_ranks(
         entry.update(status="timeout", reason=out.timeout_reason(settings.timeout_s) + who)
     elif out.lingered:
         entry["exit"] = lingering_note(out.left_running)
+    elif out.broken is not None and entry["status"] != "ok":
+        entry.update(status="failed",
+                     reason=broken_group_note(out.broken) + f"; {entry['reason']}")
     elif all(r is None for r in results):
         tail = "\n".join(log_text.strip().splitlines()[-REASON_LOG_LINES:])
         entry.update(status="failed", reason=f"the launcher exited with code {out.returncode} "
@@ -233,6 +243,15 @@ def run_mode_ranks(
     elif all(t.exists() for t in traces):
         entry.update(write_ranks_report(run_dir, mode, traces))
     return entry
+
+
+def broken_group_note(line: str) -> str:
+    """The start of a mode's reason when a rank's log ``line`` (:data:`COLLECTIVE_TIMEOUT_LINE`)
+    said its collective timed out and the ranks were then killed."""
+    m = COLLECTIVE_TIMEOUT_LINE.search(line)
+    who = f"rank {m.group(1)}'s" if m else "a"
+    return (f"the process group broke: {who} collective timed out waiting for a peer (NCCL's "
+            f"watchdog); the ranks were killed {BROKEN_GRACE_S:.0f} s later")
 
 
 def lingering_note(left_running: tuple[str, ...]) -> str:

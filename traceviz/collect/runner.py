@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -45,8 +46,13 @@ KILL_GRACE_S = 10.0
 #: How long (s) a child whose every result is written may take to exit before it is killed
 #: (ranks that hang tearing down their process group keep their measurements).
 EXIT_GRACE_S = 30.0
+#: How long (s) a child may take to end by itself after a log line said it cannot go on
+#: (``run_child_session``'s ``broken``: a process group whose collective timed out).
+BROKEN_GRACE_S = 10.0
 #: How often (s) the parent looks for a child's results while it waits.
 POLL_S = 0.5
+#: How a child session ended (:func:`_wait`).
+EXITED, TIMED_OUT, LINGERED, BROKEN = "exited", "timed out", "lingered", "broken"
 
 
 @dataclass(frozen=True)
@@ -152,11 +158,14 @@ def _drain(pump: threading.Thread, proc: subprocess.Popen[str],
     return tuple(still_alive(sorted({proc.pid, *killed, *holders})))
 
 
-def _pump(stream: Any, log: Any, on_phase: Callable[[str], None], last: dict[str, str]) -> None:
+def _pump(stream: Any, log: Any, on_phase: Callable[[str], None], last: dict[str, str],
+          broken: re.Pattern[str] | None = None) -> None:
     for line in stream:
         if line.startswith(PHASE_PREFIX):
             last["phase"] = line[len(PHASE_PREFIX):].strip()
             on_phase(last["phase"])
+        elif broken is not None and "broken" not in last and broken.search(line):
+            last["broken"] = line.strip()
         try:
             log.write(line)
             log.flush()
@@ -176,9 +185,10 @@ def _trim_log(path: Path) -> None:
 @dataclass(frozen=True)
 class ChildOutcome:
     """How a child session ended: its exit code (negative: killed by that signal), whether it
-    was killed for running past the timeout or for lingering after its results were written,
-    its last announced phase, its wall time, its (trimmed) log, and the processes it left that
-    outlived SIGKILL (``"<pid> (state <S>)"``, :func:`_drain`)."""
+    was killed for running past the timeout, for lingering after its results were written or
+    after a log line said it could not go on, its last announced phase, its wall time, its
+    (trimmed) log, and the processes it left that outlived SIGKILL (``"<pid> (state <S>)"``,
+    :func:`_drain`)."""
 
     returncode: int
     timed_out: bool
@@ -188,6 +198,9 @@ class ChildOutcome:
     left_running: tuple[str, ...] = ()
     #: the child had written every result but had not exited ``EXIT_GRACE_S`` later: killed
     lingered: bool = False
+    #: the log line that said the child could not go on (``broken``), after which it was
+    #: given ``BROKEN_GRACE_S`` to end by itself and then killed; None when none came
+    broken: str | None = None
 
     def timeout_reason(self, timeout_s: float) -> str:
         """"no result after N s; killed during '<phase>'", and the processes that survived."""
@@ -207,14 +220,16 @@ def run_child_session(
     on_phase: Callable[[str], None],
     on_stop: Callable[[], None],
     finished: Callable[[], bool] | None = None,
+    broken: re.Pattern[str] | None = None,
 ) -> ChildOutcome:
     """Run ``cmd`` in a session of its own, its output in ``log_path`` (phase lines drive
     ``on_phase``). Past ``timeout_s`` the whole session is killed (``timed_out``); so is a child
     still running ``EXIT_GRACE_S`` after ``finished()`` first held (``lingered``: its results
-    are all written, only its exit hangs). When the
-    parent is stopping (SIGINT / SIGTERM, any exception while waiting) the session is killed,
-    ``on_stop`` clears the child's partial results, and the exception goes on, a
-    :class:`RunInterrupted` told which mode and phase it stopped."""
+    are all written, only its exit hangs), or ``BROKEN_GRACE_S`` after a log line matched
+    ``broken`` (the line is the outcome's ``broken``). When the parent is stopping (SIGINT /
+    SIGTERM, any exception while waiting) the session is killed, ``on_stop`` clears the child's
+    partial results, and the exception goes on, a :class:`RunInterrupted` told which mode and
+    phase it stopped."""
     last = {"phase": "start"}
     begin = time.monotonic()
     with log_path.open("w", encoding="utf-8") as log:
@@ -223,14 +238,14 @@ def run_child_session(
             env=env, start_new_session=True, errors="replace",
         )
         # daemon: a process that outlives SIGKILL may hold the pipe open for good
-        pump = threading.Thread(target=_pump, args=(proc.stdout, log, on_phase, last),
+        pump = threading.Thread(target=_pump, args=(proc.stdout, log, on_phase, last, broken),
                                 daemon=True)
         pump.start()
-        timed_out = lingered = False
+        ended = EXITED
         killed: list[int] = []
         try:
-            timed_out, lingered = _wait(proc, begin + timeout_s, finished)
-            if timed_out or lingered:
+            ended = _wait(proc, begin + timeout_s, finished, last)
+            if ended != EXITED:
                 killed = _kill_session(proc)
         except BaseException as exc:  # the parent is stopping: the child goes with it
             _drain(pump, proc, _kill_session(proc))
@@ -244,35 +259,35 @@ def run_child_session(
     _trim_log(log_path)
     return ChildOutcome(
         returncode=proc.returncode if proc.returncode is not None else -signal.SIGKILL,
-        timed_out=timed_out, phase=last["phase"], wall_s=time.monotonic() - begin,
+        timed_out=ended == TIMED_OUT, phase=last["phase"], wall_s=time.monotonic() - begin,
         log_text=log_path.read_text(encoding="utf-8", errors="replace"), left_running=left,
-        lingered=lingered,
+        lingered=ended == LINGERED, broken=last.get("broken") if ended == BROKEN else None,
     )
 
 
 def _wait(proc: subprocess.Popen[str], deadline: float,
-          finished: Callable[[], bool] | None) -> tuple[bool, bool]:
-    """Wait for ``proc`` until ``deadline`` (``time.monotonic``); (timed out, lingered): see
-    :func:`run_child_session`."""
-    if finished is None:
-        try:
-            proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
-            return False, False
-        except subprocess.TimeoutExpired:
-            return True, False
+          finished: Callable[[], bool] | None, last: dict[str, str]) -> str:
+    """Wait for ``proc`` until ``deadline`` (``time.monotonic``): how it ended, one of
+    ``EXITED``, ``TIMED_OUT``, ``LINGERED``, ``BROKEN`` (:func:`run_child_session`; ``last`` is
+    the pump's record, with ``"broken"`` once a line said the child cannot go on)."""
     done_at: float | None = None
+    broken_at: float | None = None
     while True:
         try:
-            proc.wait(timeout=POLL_S)
-            return False, False
+            proc.wait(timeout=max(min(POLL_S, deadline - time.monotonic()), 0.0))
+            return EXITED
         except subprocess.TimeoutExpired:
             now = time.monotonic()
-            if done_at is None and finished():
+            if done_at is None and finished is not None and finished():
                 done_at = now
+            if broken_at is None and "broken" in last:
+                broken_at = now
             if done_at is not None and now - done_at >= EXIT_GRACE_S:
-                return False, True
+                return LINGERED
+            if broken_at is not None and now - broken_at >= BROKEN_GRACE_S:
+                return BROKEN
             if now >= deadline:
-                return True, False
+                return TIMED_OUT
 
 
 def run_mode(

@@ -1,0 +1,55 @@
+"""A rank that says its collective timed out (NCCL's watchdog line) and stays blocked, as ranks
+do with NCCL's async error handling off (the CUDA-graph capture recipe), ends the mode: the
+ranks get ``BROKEN_GRACE_S`` to end by themselves, are killed, and the mode is ``failed``,
+naming the rank that hung, instead of waiting out the mode's timeout (on two H200s
+``ddp_faulty``'s capture hang was recorded as ``timeout`` after 120 s although rank 0's
+watchdog had reported the broken all-reduce at 60 s)."""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from traceviz.collect import runner
+from traceviz.collect.distributed import run_mode_ranks
+from traceviz.collect.runner import RunSettings, run_child_session
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKLOAD = ROOT / "tests" / "workloads_for_tests" / "ddp_faulty.py"
+
+pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc (Linux)")
+
+
+def test_a_child_whose_log_says_it_is_broken_is_killed_after_the_grace(
+        tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(runner, "BROKEN_GRACE_S", 1.0)
+    log = tmp_path / "log"
+    begin = time.monotonic()
+    out = run_child_session(
+        [sys.executable, "-c", "import time; print('step 1'); print('BROKEN here', flush=True);"
+         " time.sleep(3600)"], log, env={}, timeout_s=60, mode="m",
+        on_phase=lambda _: None, on_stop=lambda: None, broken=re.compile("BROKEN"))
+    assert out.broken == "BROKEN here" and not out.timed_out and not out.lingered
+    assert time.monotonic() - begin < 30
+
+
+def test_a_stalled_process_group_fails_the_mode_before_its_timeout_naming_the_hung_rank(
+        tmp_path: Path, monkeypatch) -> None:
+    """Rank 0 says (as NCCL's watchdog does) that its collective timed out, and stays blocked;
+    rank 1 hangs before its step: the mode fails BROKEN_GRACE_S later, naming rank 1."""
+    pytest.importorskip("torch")
+    monkeypatch.setattr(runner, "BROKEN_GRACE_S", 2.0)
+    monkeypatch.setenv("TRACEVIZ_TEST_FAIL", "eager:0:stall,eager:1:hang")
+    settings = RunSettings(device="cpu", timeout_s=240, warmup=1, repeats=2, min_repeat_ms=1.0,
+                           max_iters=5, check_steps=2, timing_budget_s=0, with_stack=False)
+    begin = time.monotonic()
+    entry = run_mode_ranks(WORKLOAD, "eager", tmp_path / "run", settings, {}, 2,
+                           on_phase=lambda _: None)
+    assert entry["status"] == "failed", entry.get("reason")
+    assert entry["reason"].startswith("the process group broke: rank 0's collective timed out")
+    assert entry["failed_rank"] == 1
+    assert time.monotonic() - begin < 200  # not the mode's 240 s timeout
