@@ -53,3 +53,19 @@ def test_a_stalled_process_group_fails_the_mode_before_its_timeout_naming_the_hu
     assert entry["reason"].startswith("the process group broke: rank 0's collective timed out")
     assert entry["failed_rank"] == 1
     assert time.monotonic() - begin < 200  # not the mode's 240 s timeout
+
+
+def test_the_reason_names_the_rank_of_the_real_watchdog_line() -> None:
+    """The line rank 0 wrote on two H200s (``reports/ddp_faulty``, ``logs/cudagraph.log``)."""
+    from traceviz.collect.distributed import COLLECTIVE_TIMEOUT_LINE, broken_group_note
+
+    line = ("[rank0]:[E1127 03:00:42.282749687 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog "
+            "caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=ALLREDUCE, "
+            "NumelIn=272, NumelOut=272, Timeout(ms)=60000) ran for 60001 milliseconds before "
+            "timing out.")
+    assert COLLECTIVE_TIMEOUT_LINE.search(line)
+    assert broken_group_note(line).startswith(
+        "the process group broke: rank 0's collective timed out waiting for a peer")
+    log = ROOT / "reports" / "ddp_faulty" / "logs" / "cudagraph.log"
+    if log.exists():
+        assert line[:60] in log.read_text(encoding="utf-8")

@@ -88,7 +88,7 @@ def test_blame_goes_to_the_rank_with_its_own_failure_not_the_peer_that_timed_out
     assert failing_rank([{"rank": 0, "status": "ok"}], [None]) is None
 
 
-#: The line NCCL's watchdog wrote for rank 0 on 2 H200s (reports/ddp_faulty, cudagraph), while
+#: The line NCCL's watchdog wrote for rank 0 on 2 H200s (ddp_faulty, cudagraph, 2026-11-26), while
 #: rank 1 slept in the workload's code before its capture.
 WATCHDOG_LINE = ("[rank0]:[E1126 23:41:14.330247830 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog "
                  "caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=ALLREDUCE, "
