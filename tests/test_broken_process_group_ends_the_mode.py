@@ -14,12 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.rank_runs import TIMEOUT_S, run_faulty_eager
 from traceviz.collect import runner
-from traceviz.collect.distributed import run_mode_ranks
-from traceviz.collect.runner import RunSettings, run_child_session
+from traceviz.collect.runner import run_child_session
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKLOAD = ROOT / "tests" / "workloads_for_tests" / "ddp_faulty.py"
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc (Linux)")
 
@@ -43,16 +42,11 @@ def test_a_stalled_process_group_fails_the_mode_before_its_timeout_naming_the_hu
     rank 1 hangs before its step: the mode fails BROKEN_GRACE_S later, naming rank 1."""
     pytest.importorskip("torch")
     monkeypatch.setattr(runner, "BROKEN_GRACE_S", 2.0)
-    monkeypatch.setenv("TRACEVIZ_TEST_FAIL", "eager:0:stall,eager:1:hang")
-    settings = RunSettings(device="cpu", timeout_s=240, warmup=1, repeats=2, min_repeat_ms=1.0,
-                           max_iters=5, check_steps=2, timing_budget_s=0, with_stack=False)
-    begin = time.monotonic()
-    entry = run_mode_ranks(WORKLOAD, "eager", tmp_path / "run", settings, {}, 2,
-                           on_phase=lambda _: None)
+    entry, took = run_faulty_eager(tmp_path / "run", monkeypatch, "eager:0:stall,eager:1:hang")
     assert entry["status"] == "failed", entry.get("reason")
     assert entry["reason"].startswith("the process group broke: rank 0's collective timed out")
     assert entry["failed_rank"] == 1
-    assert time.monotonic() - begin < 200  # not the mode's 240 s timeout
+    assert took < TIMEOUT_S - 40  # ended by the rule, not at the mode's timeout
 
 
 def test_the_reason_names_the_rank_of_the_real_watchdog_line() -> None:

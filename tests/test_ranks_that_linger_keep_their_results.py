@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.rank_runs import TIMEOUT_S, run_faulty_eager
 from traceviz.collect import runner
-from traceviz.collect.distributed import lingering_note, run_mode_ranks
-from traceviz.collect.runner import RunSettings, run_child_session
+from traceviz.collect.distributed import lingering_note
+from traceviz.collect.runner import run_child_session
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKLOAD = ROOT / "tests" / "workloads_for_tests" / "ddp_faulty.py"
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc (Linux)")
 
@@ -60,17 +60,11 @@ def test_ranks_hung_at_exit_keep_their_measurements_with_a_note(
         tmp_path: Path, monkeypatch) -> None:
     pytest.importorskip("torch")
     monkeypatch.setattr(runner, "EXIT_GRACE_S", 3.0)
-    monkeypatch.setenv("TRACEVIZ_TEST_FAIL", "eager:0:linger,eager:1:linger")
-    settings = RunSettings(device="cpu", timeout_s=240, warmup=1, repeats=2, min_repeat_ms=1.0,
-                           max_iters=5, check_steps=2, timing_budget_s=0, with_stack=False)
-    begin = time.monotonic()
-    entry = run_mode_ranks(WORKLOAD, "eager", tmp_path / "run", settings, {}, 2,
-                           on_phase=lambda _: None)
-    took = time.monotonic() - begin
+    entry, took = run_faulty_eager(tmp_path / "run", monkeypatch, "eager:0:linger,eager:1:linger")
     assert entry["status"] == "ok", entry.get("reason")
     assert entry["timing"]["median_ms"] > 0
     assert entry["exit"] == lingering_note(())
-    assert took < 200  # not the mode's 240 s timeout
+    assert took < TIMEOUT_S - 40  # killed after the grace, not at the mode's timeout
 
 
 TP_MLP = ROOT / "reports" / "tp_mlp"
