@@ -355,6 +355,13 @@ class Analysis:
         :data:`CPU_ONLY`): its steps ran on the CPU, and GPU metrics do not apply."""
         return any(h.code == CPU_ONLY for h in self.health)
 
+    @property
+    def median_step_cpu_ns(self) -> float | None:
+        """The median over every step of its ``ProfilerStep``'s duration on the CPU
+        (``cpu_ns``, ns), the step time of a :attr:`cpu_only` trace; None without steps."""
+        cpu = self.steps.column("cpu_ns")
+        return float(np.median(cpu)) if len(cpu) else None
+
     def compute_busy_ns(self, index: int) -> int:
         """Step ``index``'s compute busy time: its GPU busy time less exposed communication
         (equal to GPU busy in a trace without communication kernels)."""

@@ -199,10 +199,9 @@ def _cpu_steps_section(analysis: Analysis, max_step_rows: int | None = None) -> 
     steps = analysis.steps
     listed = steps.take(shown_steps(len(steps), min(resolve_cap(max_step_rows),
                                                     MAX_TABLE_ROWS)))
-    cpu = steps.column("cpu_ns")
     rows = [(s.name, us(s.cpu_ns)) for s in listed]
-    if len(cpu):
-        rows.append(("median (all steps)", us(float(np.median(cpu)))))
+    if analysis.median_step_cpu_ns is not None:
+        rows.append(("median (all steps)", us(analysis.median_step_cpu_ns)))
     note = ""
     if capped(len(steps), max_step_rows):
         note = capped_note(len(listed), len(steps), resolve_cap(max_step_rows))

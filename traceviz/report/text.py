@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -115,9 +114,8 @@ def _cpu_only_parts(a: Analysis, max_step_rows: int | None) -> list:
     shown = shown_steps(len(a.steps), max_step_rows)
     for s in a.steps.take(shown):
         steps.add_row(s.name, _us(s.cpu_ns))
-    cpu = a.steps.column("cpu_ns")
-    if len(cpu):
-        steps.add_row("median (all steps)", _us(float(np.median(cpu))), style="bold")
+    if a.median_step_cpu_ns is not None:
+        steps.add_row("median (all steps)", _us(a.median_step_cpu_ns), style="bold")
     parts: list = [steps]
     if capped(len(a.steps), max_step_rows):
         parts.append(Text(capped_note(len(shown), len(a.steps), resolve_cap(max_step_rows)),
