@@ -63,7 +63,7 @@ def test_ranks_hung_at_exit_keep_their_measurements_with_a_note(
     entry, took = run_faulty_eager(tmp_path / "run", monkeypatch, "eager:0:linger,eager:1:linger")
     assert entry["status"] == "ok", entry.get("reason")
     assert entry["timing"]["median_ms"] > 0
-    assert entry["exit"] == lingering_note(())
+    assert entry["exit"] == lingering_note()
     assert took < TIMEOUT_S - 40  # killed after the grace, not at the mode's timeout
 
 
@@ -81,7 +81,7 @@ def test_the_committed_lingering_mode_is_measured_and_says_so_in_every_format(
     if not (TP_MLP / "manifest.json").exists():
         pytest.skip("reports/tp_mlp absent")
     entry = json.loads((TP_MLP / "manifest.json").read_text())["modes"]["reduce-overhead"]
-    assert entry["status"] == "ok" and entry["exit"] == lingering_note(())
+    assert entry["status"] == "ok" and entry["exit"] == lingering_note()
     out = tmp_path / f"report.{fmt}"
     subprocess.run([sys.executable, "-m", "traceviz", "report", str(TP_MLP), "--format", fmt,
                     "-o", str(out), "--plotlyjs", "cdn"], check=True, capture_output=True)

@@ -225,7 +225,7 @@ def run_mode_ranks(
                and phases[blamed] else "")
         entry.update(status="timeout", reason=out.timeout_reason(settings.timeout_s) + who)
     elif out.lingered:
-        entry["exit"] = lingering_note(out.left_running)
+        entry["exit"] = lingering_note(out.survivors())
     elif out.broken is not None and entry["status"] != "ok":
         entry.update(status="failed",
                      reason=broken_group_note(out.broken) + f"; {entry['reason']}")
@@ -254,14 +254,12 @@ def broken_group_note(line: str) -> str:
             f"watchdog); the ranks were killed {BROKEN_GRACE_S:.0f} s later")
 
 
-def lingering_note(left_running: tuple[str, ...]) -> str:
-    """What a mode's entry says (``exit``) when its ranks wrote every result but did not exit."""
-    note = (f"every rank wrote its result, but the ranks had not exited {EXIT_GRACE_S:.0f} s "
+def lingering_note(survivors: str = "") -> str:
+    """What a mode's entry says (``exit``) when its ranks wrote every result but did not exit
+    (``survivors``: :meth:`~traceviz.collect.runner.ChildOutcome.survivors`)."""
+    return (f"every rank wrote its result, but the ranks had not exited {EXIT_GRACE_S:.0f} s "
             "later (hung tearing down: process-group shutdown or interpreter exit); killed, "
-            "their measurements kept")
-    if left_running:
-        note += f"; still alive after SIGKILL: {', '.join(left_running)}"
-    return note
+            f"their measurements kept{survivors}")
 
 
 def write_ranks_report(run_dir: Path, mode: str, traces: list[Path]) -> dict[str, Any]:

@@ -202,12 +202,14 @@ class ChildOutcome:
     #: given ``BROKEN_GRACE_S`` to end by itself and then killed; None when none came
     broken: str | None = None
 
+    def survivors(self) -> str:
+        """"; still alive after SIGKILL: <pid> (state <S>), …", or "" when none survived."""
+        return (f"; still alive after SIGKILL: {', '.join(self.left_running)}"
+                if self.left_running else "")
+
     def timeout_reason(self, timeout_s: float) -> str:
         """"no result after N s; killed during '<phase>'", and the processes that survived."""
-        reason = f"no result after {timeout_s:.0f} s; killed during '{self.phase}'"
-        if self.left_running:
-            reason += f"; still alive after SIGKILL: {', '.join(self.left_running)}"
-        return reason
+        return f"no result after {timeout_s:.0f} s; killed during '{self.phase}'{self.survivors()}"
 
 
 def run_child_session(
