@@ -104,7 +104,9 @@ def kineto_traces(draw: st.DrawFn) -> GeneratedTrace:
         g.b.step(n + 1, start, max(1, g.t - start))
         g.t = max(g.t, start + 1)
     g.ops(6 if n_steps == 0 else 2)
-    g.exp["steps"] = n_steps or (1 if g.b.events else 0)  # no markers: one synthetic step
+    if not g.b.events:  # a trace without timed events is no trace (NotATraceError)
+        g.b.cpu_op("aten::empty", g.t, 1_000)
+    g.exp["steps"] = n_steps or 1  # no markers: one synthetic step
     g.exp["activities"] = g.exp["kernel"] + g.exp["gpu_memcpy"] + g.exp["gpu_memset"]
     return GeneratedTrace(g.b, g.exp)
 

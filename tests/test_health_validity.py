@@ -265,7 +265,7 @@ def test_per_row_arrays_still_index_the_loaded_gpu_table(tmp_path: Path) -> None
 def test_every_data_validity_code_is_marked_strict_and_only_those() -> None:
     informational = HealthWarning("no_gpu_activity", "x")
     assert not informational.strict
-    assert len(set(DATA_VALIDITY_CODES)) == len(DATA_VALIDITY_CODES) == 9
+    assert len(set(DATA_VALIDITY_CODES)) == len(DATA_VALIDITY_CODES) == 10
 
 
 def test_real_h200_traces_have_no_data_validity_warning() -> None:

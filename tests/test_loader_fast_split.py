@@ -111,14 +111,21 @@ def test_a_nested_events_key_before_the_real_one_falls_back_to_the_general_path(
     assert big_path == [False]
 
 
-def test_duplicate_events_keys_keep_the_last_array_like_the_general_path(
+def test_duplicate_events_keys_give_the_general_paths_error(
         tmp_path: Path, big_path: list[bool]) -> None:
     first, last = _builder(), TraceBuilder()
     last.step(0, 0, 5 * MS)
     last.kernel(MS, 2 * MS, MS)
-    text = _text(first)[:-3] + ',\n"traceEvents": ' + json.dumps(last.events) + "\n}\n"
-    general, fast = _both(tmp_path, text, big_path)
-    assert fast == general
+    p = tmp_path / "t.json"
+    p.write_text(_text(first)[:-3] + ',\n"traceEvents": ' + json.dumps(last.events) + "\n}\n")
+    with mock.patch.object(loader, "PARALLEL_MIN_BYTES", 1 << 62), \
+            pytest.raises(TracevizError) as general:
+        traceviz.load(p)
+    big_path.clear()
+    with pytest.raises(TracevizError) as fast:
+        traceviz.load(p, workers=3)
+    assert str(fast.value) == str(general.value)
+    assert "'traceEvents' is given more than once" in str(general.value)
     assert big_path == [False]  # the probe passed but the body did not decode
 
 

@@ -4,7 +4,8 @@ Definitions (``docs/metrics.md``, "Trace health"). Two stages:
 
 1. :func:`screen_values` looks at each event's own values and **excludes** from every metric
    (and counts) the events whose ``ts`` / ``dur`` are no valid time, the ``ProfilerStep``
-   windows of no positive length, and events far outside the trace's time range. The tables
+   windows of no positive length, and events far outside the trace's time range; it also
+   counts the ``ProfilerStep`` ``B``/``E`` events the loader could not pair into windows. The tables
    keep the file's values (``decode.INVALID_NS`` marks NaN / Infinity / text / out of range);
    nothing is ever turned into 0.
 2. :func:`ordering_warnings` checks the remaining events against each other: overlapping
@@ -40,6 +41,7 @@ DATA_VALIDITY_CODES = (
     "negative_timestamp",
     "negative_duration",
     "degenerate_step_windows",
+    "unpaired_step_events",
     "far_outside_time_range",
     "stream_overlap",
     "gpu_before_launch",
@@ -202,6 +204,9 @@ def screen_values(trace: Trace) -> Screened:
             out.append(_warning(trace, code, count, _first(flags[code], trace), what,
                                 _EXCLUDED))
 
+    unpaired = unpaired_steps_warning(trace)
+    if unpaired is not None:
+        out.append(unpaired)
     steps = step_markers(trace.cpu)
     degenerate = steps & _either(excluded["cpu"], trace.cpu["dur_ns"].to_numpy() <= 0)
     if degenerate.any():
@@ -233,6 +238,23 @@ def screen_values(trace: Trace) -> Screened:
     kept = {t: getattr(trace, t).loc[~m].reset_index(drop=True)
             for t, m in excluded.items() if m is not None}
     return Screened(replace(trace, **kept), gpu_rows, len(trace.gpu), tuple(out), n_excluded)
+
+
+def unpaired_steps_warning(trace: Trace) -> HealthWarning | None:
+    """``unpaired_step_events``: the ``ProfilerStep`` ``B``/``E`` events of the trace that did
+    not pair into a window (:mod:`traceviz.trace.begin_end`); ``None`` when all paired."""
+    u = trace.meta.unpaired_steps
+    if u is None:
+        return None
+    ts = None if u.first_ts_ns == INVALID_NS else u.first_ts_ns
+    first = EventRef("cpu", u.first_name, ts, None)
+    where = (f"'B' {u.first_name!r}" if u.first_phase == "B" else "'E'") + " at ts=" + (
+        "invalid" if ts is None else f"{ts / 1000:.3f} µs")
+    return HealthWarning(
+        "unpaired_step_events",
+        f"ProfilerStep span given as 'B'/'E' events that do not pair: {u.begins} 'B' that no "
+        f"'E' closes, {u.ends} 'E' with no open 'B' (on the threads with steps), not used as "
+        f"steps; first: {where}", u.begins + u.ends, first, strict=True)
 
 
 def _either(a: np.ndarray | None, b: np.ndarray) -> np.ndarray:

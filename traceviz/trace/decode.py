@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import msgspec
@@ -28,6 +28,7 @@ from traceviz.vocab import (
     GPU_ACTIVITY_CATEGORIES,
     OVERLAY_CATEGORY,
     RUNTIME_CATEGORIES,
+    STEP_MARKER,
     Category,
 )
 
@@ -98,7 +99,33 @@ class _LooseEvent(msgspec.Struct, gc=False):
 
 
 _CHUNK_DECODER = msgspec.json.Decoder(list[_Event])
-_LOOSE_DECODER = msgspec.json.Decoder(list[_LooseEvent])
+#: ``float_hook``: a number beyond the float range (``1e400``) becomes ±inf (then an invalid
+#: time, like ``Infinity``) instead of failing the whole chunk.
+_LOOSE_DECODER = msgspec.json.Decoder(list[_LooseEvent], float_hook=float)
+
+
+@dataclass(frozen=True, eq=False)
+class BeginEnd:
+    """The ``B`` / ``E`` events (``ph``) of a trace or of one chunk of it, in file order
+    (paired by :mod:`traceviz.trace.begin_end`)."""
+
+    sign: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))  # +1 B, -1 E
+    pid: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    tid: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    ts_ns: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # INVALID_NS: no time
+    #: Name code (into the chunk's ``names``) of a ``B`` event that is a ``ProfilerStep#N``
+    #: ``user_annotation``; -1 for every other event.
+    step_name: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+
+    def __len__(self) -> int:
+        return len(self.sign)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal columns, values and dtypes (numpy arrays have no truth value to compare)."""
+        if not isinstance(other, BeginEnd):
+            return NotImplemented
+        return all(np.array_equal(a := getattr(self, f.name), b := getattr(other, f.name))
+                   and a.dtype == b.dtype for f in fields(self))
 
 
 @dataclass(frozen=True)
@@ -127,6 +154,7 @@ class ColumnChunk:
     flow_name: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     flow_ts_ns: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     flow_id: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    begin_end: BeginEnd = field(default_factory=BeginEnd)  # "B" / "E" events: few, piped
 
 
 _STREAM_RE = re.compile(r"(\d+)")
@@ -299,7 +327,8 @@ def _factorize(values: list[str]) -> tuple[np.ndarray, list[str]]:
 
 def columns_from_events(events: list[_Event]) -> ColumnChunk:
     """Keep the timed events traceviz uses, the flow events (``ph`` ``s`` / ``f``: the
-    ``flow_*`` columns) and metadata rows; turn them into columns.
+    ``flow_*`` columns), the ``B`` / ``E`` events (``begin_end``) and metadata rows; turn them
+    into columns.
 
     Events of :data:`~traceviz.vocab.OVERLAY_CATEGORY` (``traceviz export``'s overlay) are
     dropped first: they count nowhere, not even in ``n_events``.
@@ -333,9 +362,18 @@ def columns_from_events(events: list[_Event]) -> ColumnChunk:
         val = None if a is None else (a.name if a.name is not None else a.labels)
         metadata_rows.append((e.name, e.pid, e.tid, val))
 
+    be_idx = np.flatnonzero(np.isin(ph_codes, [ph_values.index(p) for p in ("B", "E")
+                                               if p in ph_values]))
+    be = [events[i] for i in be_idx.tolist()]
+    begin = ph_codes[be_idx] == (ph_values.index("B") if "B" in ph_values else -1)
+    step_rows = np.flatnonzero(begin & (cat[be_idx] == Category.USER_ANNOTATION))
+    step_names = [be[i].name for i in step_rows.tolist()]
+
     string_ids: dict[int, str] = {}
-    codes, uniques = _factorize([e.name for e in kept] + [e.name for e in flows] if flows
-                                else [e.name for e in kept])
+    names = [e.name for e in kept]
+    if flows or step_names:
+        names += [e.name for e in flows] + step_names
+    codes, uniques = _factorize(names)
     args = [e.args for e in kept]
     corr = [MISSING_ID if a is None else a.correlation for a in args]
     ext = _ids([MISSING_ID if a is None else a.external_id for a in args])
@@ -362,9 +400,32 @@ def columns_from_events(events: list[_Event]) -> ColumnChunk:
         trace_spans=trace_spans,
         comm_rows=comm_rows,
         flow_cat=np.where(flow_start, Category.FLOW_START, Category.FLOW_END).astype(np.int8),
-        flow_name=codes[len(kept):],
+        flow_name=codes[len(kept) : len(kept) + len(flows)],
         flow_ts_ns=us_to_ns([e.ts for e in flows]),
         flow_id=_flow_ids([e.id for e in flows]),
+        begin_end=_begin_end(be, begin, step_rows, codes[len(kept) + len(flows):], uniques,
+                             string_ids) if be else BeginEnd(),
+    )
+
+
+def _begin_end(be: list[_Event], begin: np.ndarray, step_rows: np.ndarray,
+               step_codes: np.ndarray, names: list[str], string_ids: dict[int, str]
+               ) -> BeginEnd:
+    """The columns of the ``B``/``E`` events ``be``: ``begin`` marks the ``B`` ones;
+    ``step_rows`` are the ``user_annotation`` ``B`` ones, whose names have ``step_codes``
+    (into ``names``)."""
+    step_name = np.full(len(be), -1, np.int32)
+    if len(step_rows):
+        candidates = np.unique(step_codes)
+        markers = candidates[[STEP_MARKER.match(names[c]) is not None
+                              for c in candidates.tolist()]]
+        step_name[step_rows] = np.where(np.isin(step_codes, markers), step_codes, -1)
+    return BeginEnd(
+        sign=np.where(begin, 1, -1).astype(np.int8),
+        pid=_pid_tid([e.pid for e in be], string_ids),
+        tid=_pid_tid([e.tid for e in be], string_ids),
+        ts_ns=us_to_ns([e.ts for e in be]),
+        step_name=step_name,
     )
 
 

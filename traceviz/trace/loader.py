@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import os
 import re
 import stat
@@ -18,7 +19,17 @@ import numpy as np
 
 from traceviz.errors import NotATraceError, TraceDecodeError
 from traceviz.lazy import pandas as pd
-from traceviz.trace.decode import BOUNDARY, LEADING_WS, ColumnChunk, decode_chunk, string_id
+from traceviz.trace.begin_end import join as join_begin_end
+from traceviz.trace.begin_end import pair_steps
+from traceviz.trace.decode import (
+    BOUNDARY,
+    LEADING_WS,
+    MISSING_ID,
+    BeginEnd,
+    ColumnChunk,
+    decode_chunk,
+    string_id,
+)
 from traceviz.trace.limits import format_size, max_memory_bytes
 from traceviz.trace.parallel import (
     can_fork,
@@ -29,12 +40,25 @@ from traceviz.trace.parallel import (
     worker_count,
 )
 from traceviz.trace.source import GZIP_MAGIC, read_trace_bytes, too_large
-from traceviz.trace.tables import DeviceInfo, Trace, TraceMeta, comms_from_chunks
+from traceviz.trace.tables import (
+    DeviceInfo,
+    Trace,
+    TraceMeta,
+    UnpairedSteps,
+    comms_from_chunks,
+)
 from traceviz.trace.text import FileText, MemoryText, Text, split_text
+from traceviz.trace.top_level import (
+    duplicate_key,
+    duplicate_message,
+    offset_in,
+    refuse_duplicate_keys,
+)
 from traceviz.vocab import (
     CPU_CATEGORIES,
     GPU_ACTIVITY_CATEGORIES,
     RUNTIME_CATEGORIES,
+    Category,
     is_sync_call,
     launch_kind,
 )
@@ -180,10 +204,13 @@ def _split_and_decode_fast(text: Text, path: str, progress: Progress | None,
             raw_top = _TOP_DECODER.decode(skeleton)
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             continue
-        events = raw_top.pop("traceEvents", None)
-        if (events is None or _offset_in(skeleton, events) != len(head) or len(events) != 2
+        events = raw_top.get("traceEvents")
+        if (events is None or offset_in(skeleton, events) != len(head) or len(events) != 2
                 or not _last_events_decode(tail, len(head) - tail_at, end - tail_at)):
             continue
+        if duplicate_key(skeleton, raw_top) is not None:
+            return None  # the general path names the key
+        del raw_top["traceEvents"]
         notes: list[str] = []
         try:
             chunks = _decode_chunks(text.sub(len(head), end + 1), progress, notes, workers,
@@ -212,22 +239,16 @@ def _last_events_decode(data: bytes, start: int, end: int) -> bool:
     return True
 
 
-def _offset_in(buf: bytes, raw: msgspec.Raw) -> int:
-    """Where msgspec's zero-copy ``raw`` starts in ``buf`` (-1: it is a copy)."""
-    inner = np.frombuffer(raw, dtype=np.uint8)
-    if not len(inner):
-        return -1
-    offset = inner.ctypes.data - np.frombuffer(buf, dtype=np.uint8).ctypes.data
-    return offset if 0 <= offset <= len(buf) - len(inner) else -1
-
-
 def _top_values(raw_top: dict[str, msgspec.Raw], notes: list[str]) -> dict[str, Any]:
-    """Decode the top-level values other than ``traceEvents``; an invalid one is noted and
-    ignored."""
+    """Decode the top-level values other than ``traceEvents``; an invalid one (or one holding
+    a number out of range, such as ``1e400``) is noted and ignored."""
     top: dict[str, Any] = {}
     for key, raw in raw_top.items():
         try:
             top[key] = msgspec.json.decode(raw)
+        except msgspec.ValidationError:
+            notes.append(f"top-level key {key!r} holds a number out of range; "
+                         "ignored")
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             notes.append(f"top-level key {key!r} is not valid JSON; ignored")
     return top
@@ -254,7 +275,7 @@ def _split_top_level(
         notes.append("legacy top-level array form (no metadata)")
         return {}, memoryview(data), "array", notes
     if first != b"{":
-        raise TraceDecodeError(f"{path}: not JSON (starts with {first!r})")
+        _refuse_scalar(data, path, first)
     try:
         raw_top = _TOP_DECODER.decode(data)
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
@@ -265,6 +286,7 @@ def _split_top_level(
             raise NotATraceError(f"{path}: top-level JSON is not an object") from None
     except msgspec.ValidationError:
         raise NotATraceError(f"{path}: top-level JSON is not an object") from None
+    refuse_duplicate_keys(data, raw_top, path)
     events_raw = raw_top.pop("traceEvents", None)
     if events_raw is None:
         raise NotATraceError(
@@ -277,9 +299,30 @@ def _split_top_level(
     return top, events_buf, "object", notes
 
 
+#: What a JSON document that is neither an object nor an array is, by its first byte.
+_SCALAR_KINDS = {b'"': "a string", b"t": "a boolean", b"f": "a boolean", b"n": "null",
+                 **{bytes([c]): "a number" for c in b"-0123456789"}}
+
+
+def _refuse_scalar(data: bytearray, path: str, first: bytes) -> None:
+    """Raise for a text that starts with neither ``{`` nor ``[``: valid JSON (a string,
+    number, boolean or null) is not a trace (:class:`NotATraceError`); anything else is not
+    JSON (:class:`TraceDecodeError`)."""
+    kind = _SCALAR_KINDS.get(first)
+    if kind is not None:
+        try:
+            msgspec.json.decode(data, type=msgspec.Raw)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            kind = None
+    if kind is None:
+        raise TraceDecodeError(f"{path}: not JSON (starts with {first!r})")
+    raise NotATraceError(f"{path}: the JSON document is {kind}, not an object with "
+                         "'traceEvents': not a Chrome/Kineto trace")
+
+
 def _view_into(data: bytearray, raw: msgspec.Raw) -> memoryview:
     """A writable view of ``data`` covering ``raw`` (msgspec's zero-copy slice of it)."""
-    offset = _offset_in(data, raw)
+    offset = offset_in(data, raw)
     if offset >= 0:
         return memoryview(data)[offset : offset + len(raw)]
     return memoryview(bytearray(raw))  # pragma: no cover - msgspec copied the value
@@ -300,17 +343,44 @@ def _repair(data: bytearray, path: str, exc: Exception, notes: list[str],
     text = str(data, "utf-8", "replace")
     text = _BARE_TOKENS.sub(r'\1"\2"', text)
     text = _LONE_SURROGATE.sub("\ufffd", text)
+    duplicated: list[str | None] = [None]  # of the object decoded last: the top-level one
     try:
-        obj = json.loads(text, strict=False)
+        obj = json.loads(text, strict=False, object_pairs_hook=partial(_object, duplicated),
+                         parse_float=_float_or_text)
     except json.JSONDecodeError as exc2:
         raise TraceDecodeError(
             f"{path}: not valid JSON ({exc2.msg} at line {exc2.lineno})"
         ) from None
     except RecursionError:
         raise TraceDecodeError(f"{path}: not valid JSON (nested too deeply)") from None
+    if isinstance(obj, dict) and duplicated[0] is not None:
+        raise NotATraceError(duplicate_message(path, duplicated[0]))
     notes.append("invalid JSON repaired (control characters, invalid UTF-8 or bare "
                  "N/A/inf tokens)")
     return bytearray(msgspec.json.encode(obj))
+
+
+def _object(duplicated: list[str | None], pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s object hook: the object as a dict; ``duplicated[0]`` becomes a key it
+    gives twice, else ``None``."""
+    out = dict(pairs)
+    duplicated[0] = None
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                duplicated[0] = key
+                break
+            seen.add(key)
+    return out
+
+
+def _float_or_text(text: str) -> float | str:
+    """``json.loads``'s float parser: a number beyond the float range (``1e400``) stays
+    text, which the decoder marks as no time, as it does ``Infinity`` (as a float, ``inf``
+    would be re-encoded as ``null``: an absent value, 0)."""
+    value = float(text)
+    return value if math.isfinite(value) else text
 
 
 #: A ``\\uD800``–``\\uDFFF`` escape that is not half of a surrogate pair (not encodable).
@@ -401,12 +471,15 @@ def _while_decoding(meanwhile: Callable[[], object] | None) -> None:
 # --- tables ----------------------------------------------------------------------------------
 
 
-def _concat(chunks: list[ColumnChunk], threads: int
-            ) -> tuple[dict[str, np.ndarray], list[str], dict[str, np.ndarray]]:
-    """The chunks' columns joined (one column per thread), names renumbered into one list;
-    and the chunks' flow columns joined (``cat``, ``name``, ``ts_ns``, ``id``)."""
+def _concat(chunks: list[ColumnChunk], threads: int, notes: list[str]
+            ) -> tuple[dict[str, np.ndarray], list[str], dict[str, np.ndarray],
+                       UnpairedSteps | None]:
+    """The chunks' columns joined (one column per thread), names renumbered into one list,
+    and the ``ProfilerStep`` spans given as ``B``/``E`` events appended as ``user_annotation``
+    rows (:func:`_step_rows`); the chunks' flow columns joined (``cat``, ``name``, ``ts_ns``,
+    ``id``); and the step ``B``/``E`` events that did not pair."""
     global_index: dict[str, int] = {}
-    name_parts, flow_name_parts = [], []
+    name_parts, flow_name_parts, begin_end = [], [], []
     for c in chunks:
         lut = np.fromiter(
             (global_index.setdefault(n, len(global_index)) for n in c.names),
@@ -415,16 +488,51 @@ def _concat(chunks: list[ColumnChunk], threads: int
         )
         name_parts.append(lut[c.name] if len(c.name) else c.name)
         flow_name_parts.append(lut[c.flow_name] if len(c.flow_name) else c.flow_name)
+        begin_end.append((c.begin_end, lut))
+    names = list(global_index)
+    steps, unpaired = _step_rows(join_begin_end(begin_end), names, notes)
     keys = ("cat", "pid", "tid", "ts_ns", "dur_ns", "correlation", "external_id")
-    joined = thread_map(lambda k: np.concatenate([getattr(c, k) for c in chunks]), keys,
-                        threads)
+    joined = thread_map(lambda k: np.concatenate(
+        [getattr(c, k) for c in chunks] + ([steps[k]] if steps else [])), keys, threads)
     cols = dict(zip(keys, joined, strict=True))
+    name_parts += [steps["name"]] if steps else []
     cols["name"] = np.concatenate(name_parts) if name_parts else np.zeros(0, np.int32)
     flows = {k: np.concatenate([getattr(c, f"flow_{k}") for c in chunks])
              if chunks else np.zeros(0, np.int64) for k in ("cat", "ts_ns", "id")}
     flows["name"] = (np.concatenate(flow_name_parts) if flow_name_parts
                      else np.zeros(0, np.int32))
-    return cols, list(global_index), flows
+    return cols, names, flows, unpaired
+
+
+def _step_rows(events: BeginEnd, names: list[str], notes: list[str]
+               ) -> tuple[dict[str, np.ndarray] | None, UnpairedSteps | None]:
+    """The ``ProfilerStep`` spans among the ``B``/``E`` ``events``
+    (:func:`~traceviz.trace.begin_end.pair_steps`) as rows of the event columns
+    (``user_annotation``, no ids; ``None``: none), and those that did not pair; notes how
+    many paired and how many other ``B``/``E`` events are not read."""
+    spans = pair_steps(events)
+    if spans is None:
+        return None, None
+    rows = None
+    n = len(spans.name)
+    if n:
+        notes.append(f"{n} ProfilerStep span{'s' if n != 1 else ''} given as 'B'/'E' event "
+                     "pairs: read as steps")
+        missing = np.full(n, MISSING_ID, np.int64)
+        rows = {"cat": np.full(n, Category.USER_ANNOTATION, np.int8), "name": spans.name,
+                "pid": spans.pid, "tid": spans.tid, "ts_ns": spans.ts_ns,
+                "dur_ns": spans.dur_ns, "correlation": missing, "external_id": missing}
+    if spans.other_events:
+        notes.append(f"{spans.other_events} 'B'/'E' event{'s' if spans.other_events != 1 else ''}"
+                     " other than ProfilerStep spans not read (traceviz reads timed events as "
+                     "'ph': 'X')")
+    if spans.first_unpaired is None:
+        return rows, None
+    at, ts = spans.first_unpaired
+    begin = bool(events.sign[at] > 0)
+    return rows, UnpairedSteps(spans.unpaired_begins, spans.unpaired_ends,
+                               "B" if begin else "E",
+                               names[events.step_name[at]] if begin else "", ts)
 
 
 def _names_dtype(name_list: list[str]) -> pd.CategoricalDtype:
@@ -497,9 +605,11 @@ def _build_trace(
             counts[k] = counts.get(k, 0) + v
         string_ids.update(c.string_ids)
         meta_rows.extend(c.metadata_rows)
-    cols, name_list, flow_cols = _concat(chunks, threads)
-    if n_events and not len(cols["cat"]) and not meta_rows:
-        raise NotATraceError(f"{path}: no timed ('ph': 'X') events of a known category")
+    cols, name_list, flow_cols, unpaired = _concat(chunks, threads, notes)
+    if not len(cols["cat"]):
+        raise NotATraceError(f"{path}: no timed events: " + (
+            f"none of the {n_events} entries of 'traceEvents' is a 'ph': 'X' event of a "
+            "known category" if n_events else "'traceEvents' is empty"))
     names = _names_dtype(name_list)
     cat = cols["cat"]
     gpu, runtime, cpu = thread_map(
@@ -561,6 +671,7 @@ def _build_trace(
         string_ids=string_ids,
         trace_span_ns=trace_span,
         notes=tuple(notes),
+        unpaired_steps=unpaired,
     )
     return Trace(meta=meta, gpu=gpu, runtime=runtime, cpu=cpu,
                  comms=comms_from_chunks(chunks, cols), flows=flows)

@@ -9,7 +9,9 @@ categories are shared by all three tables):
              ``name, pid, tid, ts_ns, dur_ns, end_ns, correlation, external_id, kind, is_sync``
              (``kind`` is a :class:`~traceviz.vocab.LaunchKind` by name)
 ``cpu``      CPU ops, user annotations and Python frames (cat cpu_op / user_annotation /
-             python_function, the last only when the trace was recorded with stacks):
+             python_function, the last only when the trace was recorded with stacks), and the
+             ``ProfilerStep#N`` spans given as ``B``/``E`` pairs, as user annotations
+             (:mod:`traceviz.trace.begin_end`; ``external_id`` -1):
              ``cat, name, pid, tid, ts_ns, dur_ns, end_ns, external_id``
 
 ``comms``    events carrying collective parameters (``record_param_comms`` CPU ops, and NCCL
@@ -102,6 +104,18 @@ class DeviceInfo:
 
 
 @dataclass(frozen=True)
+class UnpairedSteps:
+    """``ProfilerStep#N`` spans given as ``B``/``E`` events that did not pair
+    (:mod:`traceviz.trace.begin_end`): no step window comes of them."""
+
+    begins: int  # step "B" events that no "E" closes
+    ends: int  # "E" events, on a thread with a step "B", that close no "B"
+    first_phase: str  # "B" or "E": the earliest of them (by ts) ...
+    first_name: str  # ... its name ("" for an "E", whose name is not read) ...
+    first_ts_ns: int  # ... and its ts (decode.INVALID_NS: no valid time)
+
+
+@dataclass(frozen=True)
 class TraceMeta:
     """What the file says about itself, and how it was read."""
 
@@ -123,6 +137,7 @@ class TraceMeta:
     string_ids: dict[int, str] = field(default_factory=dict)  # string pid/tid -> synthetic id
     trace_span_ns: tuple[int, int] | None = None  # the profiler's own "Trace" span, if present
     notes: tuple[str, ...] = ()  # format quirks seen while loading
+    unpaired_steps: UnpairedSteps | None = None  # B/E ProfilerStep events that did not pair
 
     @property
     def rank(self) -> int | None:
