@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from traceviz.analyze.host_wait.grouping import DENSE_SLACK, _dense, _group_sum, _unique_pairs
-from traceviz.analyze.host_wait.nesting import _levels, _nest, _nesting_order, _parents
+from traceviz.analyze.host_wait.nesting import _nest, _nesting_order, _parents
 
 
 def random_events(seed: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -43,16 +43,6 @@ def test_parent_is_the_last_earlier_position_one_level_up(seed: int) -> None:
     want = [max((j for j in range(i) if d[j] == d[i] - 1), default=-1) if d[i] > 0 else -1
             for i in range(len(d))]
     assert _parents(d).tolist() == want
-
-
-def test_levels_list_indices_per_depth_ascending_including_wide_depths() -> None:
-    d = np.array([2, 0, 1, 0, 2, 1, 40_000, 0], np.int64)  # 40 000: past int16
-    levels = _levels(d)
-    assert len(levels) == 40_001
-    assert [lv.tolist() for lv in levels[:3]] == [[1, 3, 7], [2, 5], [0, 4]]
-    assert levels[40_000].tolist() == [6]
-    assert sum(len(lv) for lv in levels) == len(d)
-    assert _levels(np.zeros(0, np.int64)) == []
 
 
 def test_dense_range_edge_is_two_per_key_plus_slack() -> None:

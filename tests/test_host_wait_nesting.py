@@ -54,7 +54,8 @@ def test_sweep_matches_brute_force_innermost_at_every_ns(seed: int) -> None:
     a, b = np.meshgrid(grid, grid, indexing="ij")
     sel = a < b
     a, b = a[sel], b[sel]
-    w, inner, ns = _pieces(nest, a, b)
+    w, k, ns = _pieces(nest, a, b)
+    inner = nest.inner[k]
     assert (np.bincount(w, weights=ns, minlength=len(a)) == b - a).all()  # exact tiling
     got = np.zeros((len(a), len(events) + 1), np.int64)
     np.add.at(got, (w, np.where(inner >= 0, nest.order[np.maximum(inner, 0)], len(events))), ns)
@@ -76,7 +77,7 @@ def test_sweep_matches_brute_force_innermost_at_every_ns(seed: int) -> None:
     assert by_span(got) == by_span(want)
     # Instants: the innermost open at t (events starting at t are open).
     ts = np.arange(0, 211, dtype=np.int64)
-    at = _at(nest, ts)
+    at = nest.inner[_at(nest, ts)]
     at_span = [span[nest.order[p]] if p >= 0 else (-1, -1) for p in at]
     assert at_span == [span[brute_innermost(events, int(t))] for t in ts]
 

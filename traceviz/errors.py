@@ -15,6 +15,21 @@ class TracevizError(Exception):
     exit_code = 1
 
 
+class StageMemoryError(MemoryError):
+    """Memory ran out after the trace was read, in the stage ``stage`` names (what was being
+    done, e.g. "attributing host wait (block 1 of 1)")."""
+
+    def __init__(self, stage: str) -> None:
+        super().__init__(stage)
+        self.stage = stage
+
+
+def out_of_memory(exc: MemoryError) -> str:
+    """The one-line message for ``exc``: the stage it names, else reading the trace."""
+    stage = exc.stage if isinstance(exc, StageMemoryError) else "reading the trace"
+    return f"out of memory while {stage}"
+
+
 class TraceNotFoundError(TracevizError):
     """The trace path does not exist or is not a readable file."""
 

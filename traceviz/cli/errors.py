@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from traceviz.errors import TracevizError
+from traceviz.errors import TracevizError, out_of_memory
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,7 +29,7 @@ def user_errors(func: F) -> F:
             return func(*args, **kwargs)
         except TracevizError as exc:
             raise fail(str(exc), exc.exit_code) from None
-        except MemoryError:
-            raise fail("out of memory while reading the trace", 1) from None
+        except MemoryError as exc:
+            raise fail(out_of_memory(exc), 1) from None
 
     return wrapper  # type: ignore[return-value]

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from traceviz.analyze.distributed.digest import RankDigest
 from traceviz.analyze.distributed.model import FailedRank
-from traceviz.errors import TracevizError, UsageError
+from traceviz.errors import TracevizError, UsageError, out_of_memory
 from traceviz.trace.source import is_url
 
 #: Bytes copied per read from an fsspec file.
@@ -65,8 +65,8 @@ def rank_task(path: str, max_memory_bytes: int | None = None
         return RankRefused(path, str(exc))
     except TracevizError as exc:
         return FailedRank(path, _reason(str(exc), (local, path)))
-    except MemoryError:
-        return FailedRank(path, "out of memory while reading the trace")
+    except MemoryError as exc:
+        return FailedRank(path, out_of_memory(exc))
     except OSError as exc:  # fsspec: unreachable URL, permissions, …
         return FailedRank(path, _one_line(f"cannot read: {exc}"))
 

@@ -23,10 +23,12 @@ Vectorised per block of a thread's events (a thread's events cut where none of t
 previous event one level up), the block's timeline is cut into elementary intervals with a
 constant innermost event, and the windows are intersected with those intervals by
 ``searchsorted``. Each block also labels its events (:mod:`.labels`), interns its call paths
-and sums its pieces per path and per (step, path) (:mod:`.block_attribution`), so the merge
-(:mod:`.merge`) works on call paths, never on pieces. Blocks run in forked worker processes, or
-on threads where processes cannot fork (:class:`~.plan.HostWaitPlan`); Python loops run over
-blocks, nesting depth and call paths only.
+(:mod:`.trees`), sums its pieces per path and per (step, path) and its inclusive view per
+(step, label) (:mod:`.block_attribution`, :mod:`.inclusive`), so the merge (:mod:`.merge`)
+works on call paths and labels, never on pieces. Blocks run in forked worker processes, or on
+threads where processes cannot fork (:class:`~.plan.HostWaitPlan`); Python loops run over
+blocks and distinct labels only, so time and memory are O((events + gaps) log n) at any nesting
+depth (no chain is ever expanded per gap).
 
 The stages, in order: :mod:`.events` (the candidate CPU events per thread), :mod:`.blocks`
 (cutting them into blocks), :mod:`.block_attribution` (one block's sums), :mod:`.merge`, with

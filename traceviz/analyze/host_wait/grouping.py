@@ -1,6 +1,6 @@
 """Integer grouping kernels of host-wait attribution: distinct pairs, exact int64 sums per
 key (a key-indexed table when the key range is small, else a sort), gap counts per (step,
-source), and the distinct sources on each call path's chain."""
+source)."""
 
 from __future__ import annotations
 
@@ -75,27 +75,3 @@ def _step_gap_counts(gap_src: np.ndarray, gap_step: np.ndarray, n_src: int
     k = np.sort(gap_step[gap_src // n_src] * n_src + gap_src % n_src)
     first = _firsts(k)
     return k[first], np.diff(np.append(first, len(k)))
-
-
-def _chain_sources(path_parent: np.ndarray, path_source: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Per call path, the distinct sources on its chain (itself and its ancestors), as CSR
-    (``ptr``, ``sources``). One pass over the paths (parents are numbered first)."""
-    chains: list[tuple[int, ...]] = []
-    for parent_path, src in zip(path_parent.tolist(), path_source.tolist(), strict=True):
-        up = chains[parent_path] if parent_path >= 0 else ()
-        chains.append(up if src in up else (*up, src))
-    ptr = np.zeros(len(chains) + 1, np.int64)
-    ptr[1:] = np.cumsum([len(c) for c in chains])
-    flat = np.fromiter((s for c in chains for s in c), np.int64, count=int(ptr[-1]))
-    return ptr, flat
-
-
-def _on_chains(ptr: np.ndarray, chain: np.ndarray, paths: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """Each distinct source on the chain of each of ``paths`` (CSR ``ptr``/``chain`` of
-    :func:`_chain_sources`): (index into ``paths``, source), one row per pair."""
-    count = ptr[paths + 1] - ptr[paths]
-    rep = np.repeat(np.arange(len(paths)), count)
-    first = np.repeat(ptr[paths] - (np.cumsum(count) - count), count)
-    return rep, chain[np.arange(len(rep)) + first]

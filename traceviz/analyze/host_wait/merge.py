@@ -1,22 +1,18 @@
 """The merge of the blocks' sums into one :class:`HostWaitSources`: the blocks' call paths
-interned as one set, level by level, and their (step, path) sums and gap counts mapped onto
-the sorted sources (the merge works on call paths, never on pieces)."""
+interned as one set, and their (step, path) sums, inclusive (step, label) sums and gap counts
+mapped onto the sorted sources (the merge works on call paths and labels, never on pieces)."""
 
 from __future__ import annotations
+
+from itertools import pairwise
 
 import numpy as np
 
 from traceviz.analyze.host_wait.block_attribution import _BlockSums
-from traceviz.analyze.host_wait.grouping import (
-    _chain_sources,
-    _distinct,
-    _group_sum,
-    _on_chains,
-    _step_gap_counts,
-    _unique_pairs,
-)
+from traceviz.analyze.host_wait.grouping import _distinct, _group_sum, _step_gap_counts
 from traceviz.analyze.host_wait.labels import UNTRACED
 from traceviz.analyze.host_wait.result import HostWaitSources
+from traceviz.analyze.host_wait.trees import _intern
 
 
 def _merge(done: list[_BlockSums], g_step: np.ndarray, step_names: tuple[str, ...],
@@ -44,13 +40,13 @@ def _merge(done: list[_BlockSums], g_step: np.ndarray, step_names: tuple[str, ..
         cat([b.step_path[0] * n_paths + g[b.step_path[1]] for b, g in zip(done, slots,
                                                                           strict=True)]),
         cat([b.step_path[2] for b in done]))
-    sp_step, sp_path = sp_key // n_paths, sp_key % n_paths
-    rep, on_chain = _on_chains(*_chain_sources(path_parent, path_source), sp_path)
-    # Per (step, source): self = the path's own source, inclusive = each distinct source on
-    # its chain.
-    s_keys, s_ns = _group_sum(sp_step * n_src + path_source[sp_path], sp_ns)
-    i_keys, i_ns = _group_sum(sp_step[rep] * n_src + on_chain, sp_ns[rep])
-    del sp_key, sp_ns, sp_step, sp_path, rep, on_chain  # one row per (step, path): the peak
+    # Per (step, source): self = the path's own source; inclusive from the blocks' sums.
+    s_keys, s_ns = _group_sum(sp_key // n_paths * n_src + path_source[sp_key % n_paths], sp_ns)
+    del sp_key, sp_ns  # one row per (step, path): the peak
+    i_keys, i_ns = _group_sum(
+        cat([step * n_src + sid[lab] for (step, lab, _), sid in zip(
+            (b.inclusive_ns for b in done), sid_of, strict=True)]),
+        cat([b.inclusive_ns[2] for b in done]))
     all_keys = np.union1d(s_keys, i_keys)
 
     def gap_counts(own: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
@@ -93,28 +89,17 @@ def _merge(done: list[_BlockSums], g_step: np.ndarray, step_names: tuple[str, ..
 
 def _global_paths(done: list[_BlockSums], sid_of: list[np.ndarray]
                   ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
-    """Intern the blocks' call paths as one set, level by level: the distinct (parent path,
-    source) pairs of a level, sorted, are numbered after the levels above (so a parent's id is
-    below its children's). ``sid_of``: per block, the source id of each of its labels.
-    Returns (parent path and source per path; per block, the global path of each local
-    one)."""
-    global_of = [np.full(len(b.path_parent), -1, np.int64) for b in done]
-    parents, sources = [], []
-    n = 0
-    for d in range(max((len(b.levels) - 1 for b in done), default=0)):
-        spans = [(int(b.levels[d]), int(b.levels[d + 1])) if d + 1 < len(b.levels) else (0, 0)
-                 for b in done]
-        par = [np.where(b.path_parent[lo:hi] >= 0, g[np.maximum(b.path_parent[lo:hi], 0)], -1)
-               for b, g, (lo, hi) in zip(done, global_of, spans, strict=True)]
-        src = [sid[b.path_label[lo:hi]] for b, sid, (lo, hi) in zip(done, sid_of, spans,
-                                                                  strict=True)]
-        u_par, u_src, inv = _unique_pairs(np.concatenate(par), np.concatenate(src))
-        at = 0
-        for g, (lo, hi) in zip(global_of, spans, strict=True):
-            g[lo:hi] = n + inv[at : at + hi - lo]
-            at += hi - lo
-        parents.append(u_par)
-        sources.append(u_src)
-        n += len(u_par)
+    """Intern the blocks' call paths as one set (:func:`~.trees._intern` over the forest of
+    all blocks' paths, labelled by source): numbered by level, within a level by (parent path,
+    source), so a parent's id is below its children's. ``sid_of``: per block, the source id
+    of each of its labels. Returns (parent path and source per path; per block, the global
+    path of each local one)."""
+    sizes = [len(b.path_parent) for b in done]
+    base = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64)  # noqa: E731
-    return cat(parents), cat(sources), global_of
+    parent = cat([np.where(b.path_parent >= 0, b.path_parent + off, -1)
+                  for b, off in zip(done, base[:-1].tolist(), strict=True)])
+    source = cat([sid[b.path_label] for b, sid in zip(done, sid_of, strict=True)])
+    depth = cat([np.repeat(np.arange(len(b.levels) - 1), np.diff(b.levels)) for b in done])
+    path, path_parent, path_source, _ = _intern(parent, source, depth)
+    return path_parent, path_source, [path[lo:hi] for lo, hi in pairwise(base.tolist())]

@@ -1,14 +1,15 @@
 """Nesting one thread's events (depth, parent; improperly nested children clamped to their
 parent) and the elementary-interval timeline with a constant innermost open event, which
 the waiting windows are cut by (:func:`_pieces`) and instants are looked up in (:func:`_at`).
-Times in int64 ns."""
+Times in int64 ns. Every step is vectorised, whatever the nesting depth."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import pairwise
 
 import numpy as np
+
+from traceviz.analyze.host_wait.trees import _chain_min
 
 _MIN_T = np.iinfo(np.int64).min
 _MAX_REPAIRS = 4
@@ -24,6 +25,8 @@ class _Nesting:
     bad: int  # events that ended after their parent (clamped)
     times: np.ndarray  # elementary interval starts (first one = int64 min)
     inner: np.ndarray  # innermost open sorted position on [times[k], times[k+1]); -1 none
+    opens: np.ndarray  # per sorted position: the first elementary interval it is open on
+    closes: np.ndarray  # ... and the first after it: open on [opens, closes)
 
 
 def _nesting_order(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> np.ndarray:
@@ -44,48 +47,70 @@ def _nesting_order(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> np.n
     return order
 
 
-def _levels(depth: np.ndarray) -> list[np.ndarray]:
-    """Indices of the non-negative ``depth``, level by level (0, 1, …), ascending within each
-    level: one stable sort (a radix sort for 16-bit values)."""
-    if len(depth) == 0:
-        return []
-    small = depth.astype(np.int16) if depth.max() < 2**15 else depth
-    return np.split(np.argsort(small, kind="stable"), np.cumsum(np.bincount(depth))[:-1])
-
-
 def _parents(depth: np.ndarray) -> np.ndarray:
-    """Per position: the last earlier position one level up (-1 at depth 0): the parent."""
-    parent = np.full(len(depth), -1, np.int64)
-    for up, child in pairwise(_levels(depth)):
-        j = np.searchsorted(up, child, side="left") - 1
-        parent[child] = np.where(j >= 0, up[np.maximum(j, 0)], -1)
-    return parent
+    """Per position: the last earlier position one level up (-1 at depth 0): the parent.
+    One sort of the keys ``depth · n + position``; each position's parent is the last key
+    below ``(depth - 1) · n + position`` if that key is on level ``depth - 1``."""
+    n = len(depth)
+    pos = np.arange(n, dtype=np.int64)
+    d = depth.astype(np.int64)
+    keys = np.sort(d * n + pos)
+    want = (d - 1) * n + pos
+    j = np.searchsorted(keys, want, side="left") - 1
+    found = keys[np.maximum(j, 0)]
+    return np.where((d > 0) & (j >= 0) & (found >= want - pos), found % max(n, 1), -1)
 
 
 def _nest(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> _Nesting:
     """Nest one thread's events. Sweeping the open/close boundaries in time order (closes
     before opens at equal times) gives each event's depth: the events opened before it (its
-    position in nesting order) minus those closed at or before its start."""
+    position in nesting order) minus those closed at or before its start.
+
+    An event ending after its parent is clamped to its parent's end (top-down, so the fix
+    cascades) and the sweep repeated, at most :data:`_MAX_REPAIRS` times; if events still end
+    after their parents, :func:`_stack_nesting` settles the ends. The result is always laminar:
+    each event lies within its parent and siblings do not overlap."""
     order = _nesting_order(start, end, rank)
     s, e = start[order], end[order]
-    n = len(s)
     bad_first = -1
-    for _ in range(_MAX_REPAIRS):
-        by_end = np.argsort(e, kind="stable")  # equal ends: the outer (earlier) one first
-        e_sorted = e[by_end]
-        depth = np.arange(n) - np.searchsorted(e_sorted, s, side="right")
-        parent = _parents(depth)
+    for repair in range(_MAX_REPAIRS + 1):
+        if repair == _MAX_REPAIRS:
+            e = _stack_nesting(s, e)
+        by_end, e_sorted, depth, parent = _sweep(s, e)
         over = (parent >= 0) & (e > e[np.maximum(parent, 0)])
         if bad_first < 0:
             bad_first = int(np.count_nonzero(over))
         if not over.any():
             break
-        for d in range(1, int(depth.max()) + 1):  # clamp top-down so the fix cascades
-            at = np.flatnonzero((depth == d) & (parent >= 0))
-            e[at] = np.minimum(e[at], e[parent[at]])
-        e = np.maximum(e, s + 1)  # a clamped event keeps at least 1 ns
+        e = np.maximum(_chain_min(e, parent), s + 1)  # a clamped event keeps at least 1 ns
     times, inner = _timeline(s, parent, by_end, e_sorted)
-    return _Nesting(order, parent, depth, max(bad_first, 0), times, inner)
+    return _Nesting(order, parent, depth, max(bad_first, 0), times, inner,
+                    np.searchsorted(times, s), np.searchsorted(times, e))
+
+
+def _sweep(s: np.ndarray, e: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(positions by end, the sorted ends, depth, parent) of events sorted by start."""
+    by_end = np.argsort(e, kind="stable")  # equal ends: the outer (earlier) one first
+    e_sorted = e[by_end]
+    depth = np.arange(len(s)) - np.searchsorted(e_sorted, s, side="right")
+    return by_end, e_sorted, depth, _parents(depth)
+
+
+def _stack_nesting(s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Ends clamped in one pass over the events in nesting order with a stack of the open
+    ones: an event's parent is the innermost event still open at its start (ending after
+    it), and the event ends by its parent's end. O(n); reached only when the repeated sweep
+    has not settled (events improperly nested in cascades)."""
+    out = e.tolist()
+    stack: list[int] = []
+    for v, t in enumerate(s.tolist()):
+        while stack and out[stack[-1]] <= t:
+            stack.pop()
+        if stack and out[v] > out[stack[-1]]:
+            out[v] = out[stack[-1]]
+        stack.append(v)
+    return np.array(out, np.int64)
 
 
 def _timeline(s: np.ndarray, parent: np.ndarray, by_end: np.ndarray, e_sorted: np.ndarray
@@ -115,8 +140,9 @@ def _timeline(s: np.ndarray, parent: np.ndarray, by_end: np.ndarray, e_sorted: n
 
 def _pieces(nest: _Nesting, a: np.ndarray, b: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cut windows ``[a, b)`` (b > a) by the elementary intervals: (window index, innermost
-    sorted position or -1, ns) per piece; the ns of each window sum to ``b - a``."""
+    """Cut windows ``[a, b)`` (b > a) by the elementary intervals: (window index, elementary
+    interval ``k``, ns) per piece, a window's pieces on consecutive ``k``; the innermost
+    sorted position of a piece is ``nest.inner[k]``; the ns of each window sum to ``b - a``."""
     t = nest.times
     k0 = np.searchsorted(t, a, side="right") - 1
     k1 = np.searchsorted(t, b, side="left") - 1
@@ -131,9 +157,9 @@ def _pieces(nest: _Nesting, a: np.ndarray, b: np.ndarray
     hi = np.empty_like(lo)
     hi[:-1] = lo[1:]
     hi[first + count - 1] = b
-    return w, nest.inner[k], hi - lo
+    return w, k, hi - lo
 
 
 def _at(nest: _Nesting, t: np.ndarray) -> np.ndarray:
-    """Innermost open sorted position at each instant (events starting at t are open)."""
-    return nest.inner[np.searchsorted(nest.times, t, side="right") - 1]
+    """The elementary interval holding each instant (events starting at t are open on it)."""
+    return np.searchsorted(nest.times, t, side="right") - 1

@@ -4,9 +4,11 @@ blocks' sums into the result."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -18,6 +20,7 @@ from traceviz.analyze.host_wait.merge import _merge
 from traceviz.analyze.host_wait.result import HostWaitSources
 from traceviz.analyze.links import Links
 from traceviz.analyze.model import GapTable
+from traceviz.errors import StageMemoryError
 from traceviz.trace import Trace
 from traceviz.trace.parallel import thread_map
 from traceviz.vocab import COMPILED_FX_GRAPH_PREFIX, COMPILED_REGION, GapClass
@@ -36,7 +39,8 @@ class HostWaitPlan:
     has_stacks: bool
 
     def attribute(self, i: int) -> _BlockSums:
-        return self.work.attribute(self.blocks[i])
+        with _stage(f"attributing host wait (block {i + 1} of {len(self.blocks)})"):
+            return self.work.attribute(self.blocks[i])
 
     def merge(self, done: list[_BlockSums]) -> HostWaitSources:
         return self.merger()(done)
@@ -44,8 +48,25 @@ class HostWaitPlan:
     def merger(self) -> Callable[[list[_BlockSums]], HostWaitSources]:
         """:meth:`merge` without the plan: holding it does not keep the events and the
         blocks alive (the caller frees them before the merge)."""
-        return partial(_merge, g_step=self.work.gap_step, step_names=self.step_names,
+        return partial(_staged_merge, g_step=self.work.gap_step, step_names=self.step_names,
                        step_total=self.step_total, has_stacks=self.has_stacks)
+
+
+@contextmanager
+def _stage(what: str) -> Iterator[None]:
+    """Name what was being done when memory runs out (:class:`StageMemoryError`); a stage
+    named further in is kept."""
+    try:
+        yield
+    except StageMemoryError:
+        raise
+    except MemoryError as exc:
+        raise StageMemoryError(what) from exc
+
+
+def _staged_merge(done: list[_BlockSums], **kwargs: Any) -> HostWaitSources:
+    with _stage("merging the host-wait sources"):
+        return _merge(done, **kwargs)
 
 
 def plan_host_wait(trace: Trace, links: Links, gaps: GapTable, step_names: tuple[str, ...],
