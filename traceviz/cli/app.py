@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import io
 import os
 import sys
 
@@ -33,12 +34,24 @@ def main() -> None:
     run and the output streams are flushed, but the modules and objects are not freed one by
     one, which took 0.25 s of every run (pandas, numpy and the trace tables). An error that is
     not a :class:`SystemExit` (a bug) still exits the usual way, with its traceback. Freed
-    memory is returned to the system as it is freed (:mod:`traceviz.freed_memory`)."""
+    memory is returned to the system as it is freed (:mod:`traceviz.freed_memory`). Text
+    the terminal cannot encode degrades (:func:`_replace_unencodable`)."""
     return_freed_memory()
+    _replace_unencodable()
     try:
         app()
     except SystemExit as exc:
         _exit_now(exc.code)
+
+
+def _replace_unencodable() -> None:
+    """Write what stdout or stderr cannot encode (``PYTHONIOENCODING=ascii``, a C locale) as
+    ``?`` instead of raising :class:`UnicodeEncodeError`: a stream whose error handler is
+    ``strict`` is switched to ``replace`` (stderr's default, ``backslashreplace``, is kept).
+    rich draws its tables with ASCII lines on such a stream."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="replace")
 
 
 def _exit_now(code: object) -> None:

@@ -27,6 +27,7 @@ from rich.text import Text
 
 from traceviz.report.fit import KEEP, Column, fit_table
 from traceviz.report.headlines import manifest_headlines
+from traceviz.report.inert import inert_text, visible
 
 #: The summary table's columns; the lowest priorities are dropped first on a narrow terminal.
 SUMMARY_COLUMNS = (
@@ -68,21 +69,21 @@ class ModeProgress:
         self._task: Any = None
 
     def start(self, mode: str) -> Callable[[str], None]:
-        task = self._progress.add_task(mode, total=None, mode=mode, phase="starting")
+        task = self._progress.add_task(mode, total=None, mode=visible(mode), phase="starting")
         self._task = task
 
         def on_phase(phase: str) -> None:
-            self._progress.update(task, phase=phase)
+            self._progress.update(task, phase=visible(phase))
             self._progress.refresh()
 
         return on_phase
 
     def finish(self, status: str) -> None:
-        self._progress.update(self._task, phase=status, total=1, completed=1)
+        self._progress.update(self._task, phase=visible(status), total=1, completed=1)
         self._progress.advance(self._overall)
 
     def skip(self, mode: str, reason: str) -> None:
-        self._progress.console.print(Text(f"  {mode}: skipped ({reason})"))
+        self._progress.console.print(inert_text(f"  {mode}: skipped ({reason})"))
         self._progress.advance(self._overall)
 
 
@@ -136,7 +137,7 @@ def profile_summary(modes: Mapping[str, Mapping[str, Any]], width: int | None) -
     """The summary table fitted to ``width`` and one line per mode headline (when the modes
     carry one: :func:`~traceviz.report.headlines.manifest_headlines`)."""
     table = fit_table(SUMMARY_COLUMNS, summary_rows(modes), width, title="traceviz profile")
-    lines = [Text.assemble((mode, "bold"), ": ", text)
+    lines = [Text.assemble((visible(mode), "bold"), ": ", visible(text))
              for mode, text in manifest_headlines(modes).items()]
     return Group(table, *lines)
 

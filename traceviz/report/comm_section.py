@@ -16,6 +16,7 @@ from rich.table import Table as RichTable
 from traceviz.analyze.comm import CommSplit, CommStep
 from traceviz.analyze.model import Analysis
 from traceviz.report.elements import Section, Table
+from traceviz.report.inert import inert_text
 from traceviz.report.units import pct, share, us
 
 INTRO = (
@@ -105,6 +106,6 @@ def comm_text(a: Analysis, listed: Sequence[int]) -> list[Any]:
         t.add_column(name, justify="left" if name == "step" else "right")
     for i in listed:
         s = c.steps[i]
-        t.add_row(a.steps[i].name, *(f"{getattr(s, f) / 1000:,.1f}" for f in FIELDS),
+        t.add_row(inert_text(a.steps[i].name), *(f"{getattr(s, f) / 1000:,.1f}" for f in FIELDS),
                   pct(s.overlap_share, 1))
     return [t]

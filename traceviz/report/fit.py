@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from rich.table import Table
 from rich.text import Text
 
+from traceviz.report.inert import inert_markup, inert_text, visible
+
 Cell = str | Text
 
 #: Columns with this priority are never dropped.
@@ -38,7 +40,8 @@ def _longest_word(text: str) -> int:
 
 
 def _plain(cell: Cell) -> str:
-    return cell.plain if isinstance(cell, Text) else cell
+    """The text a cell shows (a ``str`` cell: its visible form, as :func:`fit_table` shows it)."""
+    return cell.plain if isinstance(cell, Text) else visible(cell)
 
 
 def _min_width(col: Column, cells: Sequence[Cell]) -> int:
@@ -86,9 +89,10 @@ def fit_table(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: 
 
     With a ``width``, every kept column gets a fixed width: its minimum, plus what is left of
     ``width`` handed out in priority order up to the column's natural width (so rich never has
-    to squeeze a column below its longest word). ``str`` cells are plain text (never parsed
-    as markup); pass a :class:`~rich.text.Text` for styled cells. Extra keyword arguments go
-    to :class:`Table`.
+    to squeeze a column below its longest word). ``str`` cells, the title and the column names
+    are inert (:mod:`traceviz.report.inert`: never parsed as markup, control characters
+    shown escaped); pass a :class:`~rich.text.Text` for styled cells. Extra keyword arguments
+    go to :class:`Table`.
     """
     kept, mins = fitted_columns(columns, rows, width)
     dropped = [columns[i].name for i in range(len(columns)) if i not in kept]
@@ -101,12 +105,13 @@ def fit_table(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: 
             grow = max(0, min(natural - mins[i], spare))
             widths[i] = mins[i] + grow
             spare -= grow
-    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left",
-                  **kwargs)  # type: ignore[arg-type]
+    table = Table(title=None if title is None else inert_markup(title), title_justify="left",
+                  caption=None if caption is None else inert_markup(caption),
+                  caption_justify="left", **kwargs)  # type: ignore[arg-type]
     for i in kept:
         c = columns[i]
-        table.add_column(c.name, justify="right" if c.numeric else "left", overflow="ellipsis",
-                         min_width=mins[i], width=widths[i])
+        table.add_column(inert_markup(c.name), justify="right" if c.numeric else "left",
+                         overflow="ellipsis", min_width=mins[i], width=widths[i])
     for r in rows:
-        table.add_row(*(r[i] if isinstance(r[i], Text) else Text(r[i]) for i in kept))
+        table.add_row(*(r[i] if isinstance(r[i], Text) else inert_text(r[i]) for i in kept))
     return table

@@ -141,15 +141,18 @@ def summary_sentence(h: HostWaitSources, cpu_bound_share: float | None,
 
 
 def text_table(h: HostWaitSources) -> RichTable:
-    """The terminal table (rich), top sources by inclusive host wait."""
+    """The terminal table (rich), top sources by inclusive host wait (names inert:
+    :mod:`traceviz.report.inert`)."""
     from rich.table import Table as RichTable
+
+    from traceviz.report.inert import inert_text
 
     table = RichTable(title="Host wait by source (host + sync wait, whole trace, µs)",
                       title_justify="left", header_style="bold")
     for c in COLUMNS:
         table.add_column(c, justify="left" if c == "source" else "right", overflow="fold")
     for row in top_table_rows(h):
-        table.add_row(*row)
+        table.add_row(*(inert_text(c) for c in row))
     return table
 
 

@@ -184,5 +184,8 @@ def _us(value: float) -> str:
 
 
 def _md(text: str) -> str:
-    """Make a string safe inside a Markdown table cell or list item."""
-    return " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
+    """Make a string safe inside a Markdown table cell or list item (control characters
+    shown escaped: :func:`~traceviz.report.inert.visible`)."""
+    from traceviz.report.inert import visible
+
+    return visible(" ".join(str(text).split())).replace("\\", "\\\\").replace("|", "\\|")

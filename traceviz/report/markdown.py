@@ -1,13 +1,15 @@
 """Render a :class:`~traceviz.report.model.Report` as GitHub-flavoured Markdown (PR comments).
 
 Tables and verdicts only; figures are listed by title (they live in the HTML report). Text
-from traces is escaped so it cannot break a table or inject HTML.
+from traces is escaped so it cannot break a table or inject HTML, and its control characters
+are shown escaped (:func:`~traceviz.report.inert.visible`).
 """
 
 from __future__ import annotations
 
 import html
 
+from traceviz.report.inert import visible
 from traceviz.report.model import Figure, Report, Table
 
 _STATUS_ICON = {"WIN": "✅", "NO_WIN": "➖", "REGRESSION": "❌", "INCONCLUSIVE": "❔",
@@ -15,10 +17,11 @@ _STATUS_ICON = {"WIN": "✅", "NO_WIN": "➖", "REGRESSION": "❌", "INCONCLUSIV
 
 
 def _md(text: str) -> str:
-    """Escape for a Markdown table cell: HTML, pipes, backticks, newlines."""
-    out = html.escape(text, quote=False).replace("|", "\\|").replace("`", "\\`")
-    out = out.replace("*", "\\*").replace("_", "\\_")
-    return " ".join(out.split())
+    """Escape for a Markdown table cell: whitespace runs (newlines) to one space, control
+    characters shown escaped, then HTML, pipes, backticks, emphasis."""
+    out = visible(" ".join(text.split()))
+    out = html.escape(out, quote=False).replace("|", "\\|").replace("`", "\\`")
+    return out.replace("*", "\\*").replace("_", "\\_")
 
 
 def _cell(text: str) -> str:

@@ -8,6 +8,7 @@ import io
 from typing import Any
 
 from traceviz.report.fit import KEEP, Column, fit_table
+from traceviz.report.inert import inert_text, visible
 from traceviz.report.model import Report, Table
 
 #: Long text cells (kernel names, messages) may be cut down to this many characters.
@@ -17,9 +18,11 @@ CLIP_CHARS = 70
 
 
 def _clipped(t: Table) -> list[tuple[str, ...]]:
+    """The rows as shown (:func:`~traceviz.report.inert.visible`), clipped cells cut down."""
     clip = t.clip or (False,) * len(t.columns)
+    rows = [tuple(visible(c) for c in r) for r in t.rows]
     return [tuple(c[:CLIP_CHARS - 1] + "…" if k and len(c) > CLIP_CHARS else c
-                  for c, k in zip(r, clip, strict=True)) for r in t.rows]
+                  for c, k in zip(r, clip, strict=True)) for r in rows]
 
 
 def _columns(t: Table) -> list[Column]:
@@ -31,23 +34,24 @@ def _columns(t: Table) -> list[Column]:
 
 
 def report_renderable(report: Report, width: int | None = None) -> Any:
-    """A rich renderable of ``report`` fitted to ``width`` columns (``None``: all)."""
+    """A rich renderable of ``report`` fitted to ``width`` columns (``None``: all); every
+    string inert (:mod:`traceviz.report.inert`)."""
     from rich.console import Group
     from rich.text import Text
 
-    parts: list[Any] = [Text(report.title, style="bold")]
-    parts += [Text.assemble((f"{k}: ", "bold"), v) for k, v in report.facts]
-    parts += [Text(f"! {w}", style="yellow") for w in report.warnings]
+    parts: list[Any] = [inert_text(report.title, "bold")]
+    parts += [Text.assemble((f"{visible(k)}: ", "bold"), visible(v)) for k, v in report.facts]
+    parts += [inert_text(f"! {w}", "yellow") for w in report.warnings]
     for s in report.sections:
         tables = [i for i in s.items if isinstance(i, Table)]
         if not tables:
             continue
-        parts.append(Text(f"\n{s.title}", style="bold underline"))
+        parts.append(Text(f"\n{visible(s.title)}", style="bold underline"))
         for t in tables:
             parts.append(fit_table(_columns(t), _clipped(t) or
                                    [tuple("–" for _ in t.columns)], width, title=t.title))
             if t.note:
-                parts.append(Text(t.note, style="dim"))
+                parts.append(inert_text(t.note, "dim"))
     return Group(*parts)
 
 

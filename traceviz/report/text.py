@@ -12,6 +12,7 @@ from traceviz.analyze.model import Analysis
 from traceviz.report.comm_section import comm_text
 from traceviz.report.fit import KEEP, Column, fit_table
 from traceviz.report.host_wait_section import WHOLE, summary_sentence, text_table
+from traceviz.report.inert import inert_text, visible
 from traceviz.report.model import compile_parts, gap_table, graph_table, kernel_tables
 from traceviz.report.step_rows import (
     capped,
@@ -49,8 +50,8 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None,
     m = trace.meta
     devices = ", ".join(sorted({d.name for d in m.devices})) or "no device properties"
     head = Text.assemble(
-        (Path(m.path).name, "bold"),
-        f"  ({m.events:,} events, {len(a.steps)} steps, {devices})\n",
+        (visible(Path(m.path).name), "bold"),
+        f"  ({m.events:,} events, {len(a.steps)} steps, {visible(devices)})\n",
     )
     if a.cpu_only:
         return Group(head, *_cpu_only_parts(a, max_step_rows))
@@ -89,7 +90,7 @@ def render_text(trace: Trace, a: Analysis, width: int | None = None,
     parts += comm_text(a, shown_steps(len(a.steps), max_step_rows))
     hw = a.host_wait_sources
     if hw is not None and hw.total_ns > 0:
-        parts += [text_table(hw), Text(summary_sentence(hw, t.cpu_bound_share, WHOLE) or "")]
+        parts += [text_table(hw), inert_text(summary_sentence(hw, t.cpu_bound_share, WHOLE) or "")]
     parts += _detail_tables(a, width)
     if a.health:
         parts.append(_health_text(a))
@@ -100,7 +101,7 @@ def _health_text(a: Analysis) -> Text:
     """The trace's health notes, one line each."""
     health = Text("Trace health\n", style="bold yellow")
     for h in a.health:
-        health.append(f"  ! {h.message}\n", style="yellow")
+        health.append(f"  ! {visible(h.message)}\n", style="yellow")
     return health
 
 
@@ -113,7 +114,7 @@ def _cpu_only_parts(a: Analysis, max_step_rows: int | None) -> list:
     steps.add_column("CPU µs", justify="right")
     shown = shown_steps(len(a.steps), max_step_rows)
     for s in a.steps.take(shown):
-        steps.add_row(s.name, _us(s.cpu_ns))
+        steps.add_row(inert_text(s.name), _us(s.cpu_ns))
     if a.median_step_cpu_ns is not None:
         steps.add_row("median (all steps)", _us(a.median_step_cpu_ns), style="bold")
     parts: list = [steps]
@@ -121,7 +122,7 @@ def _cpu_only_parts(a: Analysis, max_step_rows: int | None) -> list:
         parts.append(Text(capped_note(len(shown), len(a.steps), resolve_cap(max_step_rows)),
                           style="italic"))
     intro, _ = compile_parts(a)
-    return [*parts, Text(f"torch.compile: {intro}"), _health_text(a)]
+    return [*parts, inert_text(f"torch.compile: {intro}"), _health_text(a)]
 
 
 def _detail_tables(a: Analysis, width: int | None) -> list:
@@ -133,7 +134,7 @@ def _detail_tables(a: Analysis, width: int | None) -> list:
     if graphs is not None:
         out.append(rich_table(graphs, width))
     intro, per_step = compile_parts(a)
-    out.append(Text(f"torch.compile: {intro}"))
+    out.append(inert_text(f"torch.compile: {intro}"))
     if per_step is not None:
         out.append(rich_table(per_step, width))
     return out

@@ -8,6 +8,7 @@ from rich.table import Table as RichTable
 
 from traceviz.report.elements import Table
 from traceviz.report.fit import KEEP, Column, fit_table
+from traceviz.report.inert import inert_markup, visible
 from traceviz.report.shorten import shorten_names
 
 #: Clipped columns (kernel names) are shortened to this many characters in the terminal.
@@ -25,11 +26,11 @@ def rich_table(t: Table, width: int | None) -> RichTable:
     cells = [list(r) for r in t.rows]
     for i, k in enumerate(clip):
         if k and cells:
-            for row, short in zip(cells, shorten_names([r[i] for r in cells], NAME_CHARS),
-                                  strict=True):
+            shown = [visible(r[i]) for r in cells]  # shortened as shown: escapes count
+            for row, short in zip(cells, shorten_names(shown, NAME_CHARS), strict=True):
                 row[i] = short
     out = fit_table(columns, [tuple(r) for r in cells], width, title=t.title,
                     header_style="bold")
     if t.note and not out.caption:
-        out.caption = t.note
+        out.caption = inert_markup(t.note)
     return out

@@ -1,9 +1,11 @@
 """Words and tables of the multi-rank report: the straggler sentence, and a plain-text
-rendering of the :class:`~traceviz.report.model.Report` (``--format text``)."""
+rendering of the :class:`~traceviz.report.model.Report` (``--format text``), every string in
+it shown with its control characters escaped (:func:`~traceviz.report.inert.visible`)."""
 
 from __future__ import annotations
 
 from traceviz.analyze.distributed.model import RanksAnalysis
+from traceviz.report.inert import visible
 from traceviz.report.model import Report, Table
 
 
@@ -62,31 +64,33 @@ def consistency_fact(r: RanksAnalysis) -> str:
 
 def _table_text(t: Table) -> list[str]:
     numeric = t.numeric or (False,) * len(t.columns)
-    widths = [max(len(c), *(len(r[i]) for r in t.rows)) if t.rows else len(c)
+    rows = [tuple(visible(c) for c in r) for r in t.rows]
+    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c)
               for i, c in enumerate(t.columns)]
 
     def line(cells: tuple[str, ...]) -> str:
         return "  ".join(c.rjust(w) if n else c.ljust(w)
                          for c, w, n in zip(cells, widths, numeric, strict=True)).rstrip()
 
-    out = [t.title, line(t.columns), line(tuple("-" * w for w in widths))]
-    out += [line(r) for r in t.rows] or ["(none)"]
+    out = [visible(t.title), line(t.columns), line(tuple("-" * w for w in widths))]
+    out += [line(r) for r in rows] or ["(none)"]
     if t.note:
-        out.append(t.note)
+        out.append(visible(t.note))
     return [*out, ""]
 
 
 def render_ranks_text(report: Report) -> str:
     """Facts, warnings and every table, as aligned plain text."""
-    lines = [report.title, "=" * len(report.title)]
-    lines += [f"{k}: {v}" for k, v in report.facts]
+    title = visible(report.title)
+    lines = [title, "=" * len(title)]
+    lines += [visible(f"{k}: {v}") for k, v in report.facts]
     lines.append("")
     if report.warnings:
-        lines += ["Trace health:", *(f"  - {w}" for w in report.warnings), ""]
+        lines += ["Trace health:", *(f"  - {visible(w)}" for w in report.warnings), ""]
     for s in report.sections:
         tables = [i for i in s.items if isinstance(i, Table)]
         if tables:
-            lines += [s.title, "-" * len(s.title), s.intro, ""]
+            lines += [visible(s.title), "-" * len(visible(s.title)), visible(s.intro), ""]
             for t in tables:
                 lines += _table_text(t)
     return "\n".join(lines).rstrip() + "\n"
