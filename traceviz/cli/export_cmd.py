@@ -25,13 +25,14 @@ def export(
         Path | None,
         typer.Option("-o", "--out", help="Output file; gzip-compressed when it ends in .gz "
                      "(default: TRACE's name with .traceviz.json.gz, in the working directory, "
-                     "not beside TRACE)."),
+                     "not beside TRACE); - for standard output (uncompressed)."),
     ] = None,
     fmt: Annotated[
         ExportFormat, typer.Option("--format", "-f", help="Output format (Chrome trace-event "
                                    "JSON that Perfetto and chrome://tracing open).")
     ] = ExportFormat.perfetto,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")]
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file "
+                                       "(a regular file: never a link or special file).")]
     = False,
     version: VersionOpt = False,
 ) -> None:
@@ -39,17 +40,17 @@ def export(
     `traceviz` process, to open in Perfetto or chrome://tracing."""
     import traceviz
     from traceviz.cli.progress import load_progress
-    from traceviz.errors import OutputExistsError
     from traceviz.export.perfetto import default_output
-    from traceviz.output_guard import refuse_input_as_output
+    from traceviz.output_guard import preflight
+    from traceviz.publish import is_stdout
 
     target = out or default_output(trace)
-    refuse_input_as_output(target, [trace])
-    OutputExistsError.refuse(target, force=force)
+    preflight(target, [trace], force=force)
     with load_progress(trace) as progress:
         analysis = traceviz.analyze(trace, progress=progress)
     result = analysis.export_perfetto(target, force=force)
-    print(f"wrote {result.path}: the trace plus {result.gap_slices:,} gap, "
+    where = "standard output" if is_stdout(result.path) else result.path
+    print(f"wrote {where}: the trace plus {result.gap_slices:,} gap, "
           f"{result.step_slices:,} step and {result.replay_slices:,} graph-replay slices in "
           f"process 'traceviz' (pid {result.pid}); open it in https://ui.perfetto.dev or "
           "chrome://tracing", file=sys.stderr)

@@ -22,8 +22,7 @@ from traceviz.cli.compare_cmd import (
 )
 from traceviz.cli.compare_cmd import Format as Fmt
 from traceviz.cli.errors import user_errors
-from traceviz.errors import OutputExistsError
-from traceviz.output_guard import refuse_input_as_output
+from traceviz.output_guard import preflight
 
 DEFAULT_HTML = Path("traceviz-kernel-diff.html")
 
@@ -48,9 +47,7 @@ def kernel_diff(
     from traceviz.report import kernel_diff_report
 
     apply_max_memory(max_memory)
-    target = output_path(fmt.value, out, DEFAULT_HTML)
-    refuse_input_as_output(target, [a, b])
-    OutputExistsError.refuse(target, force=force)
+    preflight(output_path(fmt.value, out, DEFAULT_HTML), [a, b], force=force)
     diff, report = kernel_diff_report.build(a, b, mode, min_change, workers=workers)
     emit(kernel_diff_report.render(diff, report, fmt.value, plotlyjs.value), fmt.value, out,
          DEFAULT_HTML, force)

@@ -17,12 +17,13 @@ from rich.console import Console
 
 from traceviz.cli import display
 from traceviz.cli.profile_defaults import DEFAULT_TIMEOUT_S, DEFAULT_TIMING_BUDGET_S
-from traceviz.collect import analysis, manifest, run_control, runner, versions
+from traceviz.collect import analysis, manifest, run_control, run_files, runner, versions
 from traceviz.collect.mode_names import ModeListError, parse_modes, skip_reason
 from traceviz.collect.timing import warm_min_s
 from traceviz.collect.tracing import ACTIVE_STEPS, ADJACENT_WINDOWS, WAIT_STEPS, WARMUP_STEPS
 from traceviz.errors import OutputExistsError, UsageError
 from traceviz.output_guard import refuse_run_dir_over_inputs
+from traceviz.report.inert import inert_text
 
 #: Probe (load the workload, read versions) time limit, seconds.
 PROBE_TIMEOUT_S = 300.0
@@ -105,10 +106,11 @@ def run(
         raise UsageError("--against times two versions in single-process modes; drop --nproc")
     if out is not None and plan is None:
         refuse_run_dir_over_inputs(out, [workload, *([against] if against else [])])
-    if out is not None and out.exists() and not force and (
-        not out.is_dir() or any(out.iterdir())
-    ):
-        raise OutputExistsError(f"{out} exists; pass --force to replace it")
+    if out is not None and plan is None:
+        try:
+            run_files.check_run_dir(out, force)
+        except manifest.RunDirError as exc:
+            raise OutputExistsError(str(exc)) from None
     started = manifest.utc_now()
     with (
         console.status("loading the workload and probing the environment…"),
@@ -140,7 +142,7 @@ def run(
         run_dir = plan.run_dir
     else:
         try:
-            run_dir = manifest.prepare_run_dir(run_dir, force)
+            run_dir = run_files.prepare_run_dir(run_dir, force)
         except manifest.RunDirError as exc:
             raise OutputExistsError(str(exc)) from None
 
@@ -180,11 +182,13 @@ def run(
         run_control.begin_resume(plan, started.isoformat(timespec="seconds"))
         if against is not None:
             old = versions.resume_old(plan, against, started.isoformat(timespec="seconds"))
-    console.print(f"[bold]{probe['workload']['name']}[/]: {probe['workload']['description']}")
-    console.print(f"device {device} ({env.get('gpu') or 'CPU'}), torch {env['torch']}, "
-                  f"run directory {run_dir}")
+    console.print(inert_text(probe["workload"]["name"], "bold") + ": "
+                  + inert_text(probe["workload"]["description"]))
+    console.print(inert_text(f"device {device} ({env.get('gpu') or 'CPU'}), torch "
+                             f"{env['torch']}, run directory {run_dir}"))
     if old is not None:
-        console.print(f"against {old.workload} (the old version): its run in {old.run_dir}")
+        console.print(inert_text(f"against {old.workload} (the old version): its run in "
+                                 f"{old.run_dir}"))
     try:
         with run_control.stop_signals():
             _run_modes(console, run_dir, record, selected, settings, probe, Path(workload),
@@ -203,11 +207,11 @@ def run(
     if old is not None:
         console.print(display.against_summary(record["modes"], console.width))
     for line in notes(record["modes"]):
-        console.print(line, markup=False, highlight=False)
-    console.print(note)
-    console.print(f"manifest: {run_dir / manifest.MANIFEST_NAME}")
+        console.print(inert_text(line))
+    console.print(inert_text(note))
+    console.print(inert_text(f"manifest: {run_dir / manifest.MANIFEST_NAME}"))
     if report is not None:
-        console.print(f"report: {report}")
+        console.print(inert_text(f"report: {report}"))
     if strict and any(e["status"] in BAD_STATUSES for e in record["modes"].values()):
         raise typer.Exit(1)
 

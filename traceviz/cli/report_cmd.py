@@ -209,8 +209,8 @@ def report(
     """Report on one trace (steps, timeline, gaps, kernels, graphs, compile) or a run dir."""
     apply_max_memory(max_memory)
     from traceviz.analyze.verdicts import parse_thresholds
-    from traceviz.errors import NoRankAnalysedError, OutputExistsError, UsageError
-    from traceviz.output_guard import refuse_input_as_output
+    from traceviz.errors import NoRankAnalysedError, UsageError
+    from traceviz.output_guard import preflight
     from traceviz.report.ranks.output import rank_trace_paths
     from traceviz.report.run_dir import MANIFEST, is_run_dir
     from traceviz.trace.source import is_url
@@ -246,8 +246,8 @@ def report(
     default = (Path("traceviz-ranks.report.html") if rank_traces is not None
                else comparison_default([target]) if run_dir
                else Path(f"{stem}.report.html"))
-    refuse_input_as_output(output_path(fmt.value, out, default), target_args)
-    OutputExistsError.refuse(output_path(fmt.value, out, default), force=force)
+    preflight(output_path(fmt.value, out, default), [*target_args, thresholds_file],
+              force=force)
     overlaps: dict[str, float] = {}
     if rank_traces is not None:
         if hta and urls:

@@ -81,7 +81,6 @@ report. Schema (keys are stable; a value is ``null`` where it does not apply or 
 from __future__ import annotations
 
 import json
-import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -121,25 +120,6 @@ def utc_now() -> datetime:
 def default_run_dir(workload_name: str, started: datetime, root: Path = Path("runs")) -> Path:
     """``runs/<workload>-<YYYYmmdd-HHMMSS>``."""
     return root / f"{workload_name}-{started.strftime('%Y%m%d-%H%M%S')}"
-
-
-def prepare_run_dir(path: Path, force: bool) -> Path:
-    """Create ``path`` as an empty run directory.
-
-    An existing non-empty directory is refused unless ``force``; even then only an earlier run
-    directory (one holding ``manifest.json``) is replaced, never an arbitrary folder.
-    """
-    if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        if not force:
-            raise RunDirError(f"{path} exists; pass --force to replace it")
-        if not (path / MANIFEST_NAME).is_file():
-            raise RunDirError(
-                f"{path} exists and is not a traceviz run directory (no {MANIFEST_NAME}); "
-                "refusing to replace it even with --force"
-            )
-        shutil.rmtree(path)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def mode_entry(**values: Any) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import sys
 from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -43,10 +43,20 @@ import msgspec
 import numpy as np
 
 from traceviz.analyze.model import Analysis
-from traceviz.errors import OutputExistsError, TraceDecodeError
+from traceviz.atomic import partial_name
+from traceviz.errors import TraceDecodeError
 from traceviz.output_guard import refuse_input_as_output
+from traceviz.publish import (
+    check_output,
+    is_stdout,
+    os_error,
+    publish,
+    remove_stale_partials,
+    signals_interrupt,
+)
 from traceviz.trace import Trace
 from traceviz.trace.source import read_trace_bytes
+from traceviz.trace.top_level import refuse_duplicate_keys
 from traceviz.vocab import GAP_CLASS_NAMES, OVERLAY_CATEGORY
 
 #: Name of the overlay process.
@@ -224,6 +234,7 @@ def _events_span(data: bytes, path: Path) -> tuple[list[tuple[bytes, msgspec.Raw
     except msgspec.DecodeError as exc:
         raise TraceDecodeError(f"{path}: cannot export a trace that is not valid JSON "
                                f"({exc})") from None
+    refuse_duplicate_keys(data, top, path)  # a dropped copy would be written without its events
     events = top.get("traceEvents")
     if events is None:
         raise TraceDecodeError(f"{path}: no traceEvents array to add the overlay to")
@@ -252,44 +263,59 @@ def _write_array(fh: IO[bytes], events: memoryview, overlay: Iterator[str]) -> i
     return written + fh.write(b"]")
 
 
+def _write_document(fh: IO[bytes], members: list[tuple[bytes, msgspec.Raw]] | None,
+                    events: memoryview, overlay: Iterator[str]) -> int:
+    """The trace's top-level value with the overlay appended to its events; bytes written."""
+    if members is None:
+        return _write_array(fh, events, overlay)
+    written = fh.write(b"{")
+    for k, (key, value) in enumerate(members):
+        written += fh.write((b"," if k else b"") + key + b":")
+        written += _write_array(fh, events, overlay) if key == b'"traceEvents"' else fh.write(value)
+    return written + fh.write(b"}\n")
+
+
+def _sink(raw: IO[bytes], gzip: bool) -> Any:
+    if not gzip:
+        return nullcontext(raw)
+    from isal import igzip
+
+    return igzip.IGzipFile(fileobj=raw, mode="wb", compresslevel=1)
+
+
 def write_overlay(trace_path: Path, out: Path, trace: Trace, a: Analysis, *,
                   force: bool = False) -> ExportResult:
     """Write ``trace_path``'s events plus the overlay of ``a`` (its analysis) to ``out``,
-    atomically; gzip-compressed when ``out`` ends in ``.gz``."""
+    atomically and without replacing what ``--force`` may not (:mod:`traceviz.publish`);
+    gzip-compressed when ``out`` ends in ``.gz``; ``-`` writes uncompressed JSON to standard
+    output."""
     refuse_input_as_output(out, [trace_path])
-    OutputExistsError.refuse(out, force=force)
+    check_output(out, force=force)
     data, _, _ = read_trace_bytes(trace_path)
     members, events = _events_span(data, trace_path)
     pid = overlay_pid(trace)
     counts, lanes = _Counts(), _Lanes()
     overlay = overlay_events(trace, a, pid, counts, lanes)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            sink: Any = nullcontext(raw)
-            if out.name.endswith(".gz"):
-                from isal import igzip
-
-                sink = igzip.IGzipFile(fileobj=raw, mode="wb", compresslevel=1)
-            with sink as fh:
-                if members is None:
-                    written = _write_array(fh, events, overlay)
-                else:
-                    written = fh.write(b"{")
-                    for k, (key, value) in enumerate(members):
-                        written += fh.write((b"," if k else b"") + key + b":")
-                        if key == b'"traceEvents"':
-                            written += _write_array(fh, events, overlay)
-                        else:
-                            written += fh.write(value)
-                    written += fh.write(b"}\n")
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    if is_stdout(out):
+        written = _write_document(sys.stdout.buffer, members, events, overlay)
+        sys.stdout.buffer.flush()
+    else:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            remove_stale_partials(out)
+            tmp = partial_name(out)
+            with signals_interrupt():
+                try:
+                    with open(tmp, "xb") as raw:
+                        with _sink(raw, out.name.endswith(".gz")) as fh:
+                            written = _write_document(fh, members, events, overlay)
+                        raw.flush()
+                        os.fsync(raw.fileno())
+                    os.chmod(tmp, 0o644)
+                    publish(tmp, out, force=force)
+                finally:
+                    tmp.unlink(missing_ok=True)
+        except OSError as exc:
+            raise os_error(out, exc) from None
     return ExportResult(out, pid, counts.steps, counts.gaps, counts.replays,
                         tuple(lanes.names.values()), written)
