@@ -84,13 +84,20 @@ def _entry(mode: str, spec: ModeSpec) -> dict[str, Any]:
 
 def paired(speedup: float, ci_low: float, ci_high: float, pairs: int = 23,
            baseline: str = "eager") -> dict[str, Any]:
-    """A schema-2 ``paired`` block with the given estimate (block times consistent with it)."""
+    """A schema-2 ``paired`` block whose block times give the estimate asked for: mode blocks
+    of 1 ms and baseline blocks of ``ci_low``, ``speedup`` and ``ci_high`` ms (as many low as
+    high, the median ``speedup``), so the bootstrap's tails land on the bounds exactly
+    (``pairs >= 3``). The estimate is recorded as the runner records it, from the blocks (the
+    manifest check recomputes it)."""
+    from traceviz.analyze.stats import paired_speedup
+
+    low = (pairs - 1) // 2 if pairs % 2 else pairs // 2 - 1
+    base = [ci_low] * low + [speedup] * (pairs - 2 * low) + [ci_high] * low
+    mode = [1.0] * pairs
     return {
         "baseline": baseline, "order": "ABBA", "pairs": pairs,
-        "baseline_block_ms": [1.0] * pairs, "mode_block_ms": [1.0 / speedup] * pairs,
-        "iters_baseline": 40, "iters_mode": 100,
-        "speedup": speedup, "ci_low": ci_low, "ci_high": ci_high, "level": 0.95,
-        "resamples": 2000, "seed": 0, "half_width": (ci_high - ci_low) / 2 / speedup,
+        "baseline_block_ms": base, "mode_block_ms": mode,
+        "iters_baseline": 40, "iters_mode": 100, **paired_speedup(base, mode).as_dict(),
         "stopped": "converged", "budget_s": 30.0, "elapsed_s": 12.3,
     }
 

@@ -148,7 +148,7 @@ def test_a_nproc_run_dir_mode_is_compared_through_its_slowest_rank(tmp_path: Pat
     fast = _rank_with_step(run, 0, 100_000)
     slow = _rank_with_step(run, 1, 120_000)
     entry = {"status": "ok", "profiled": {"trace": fast.name, "traces": [fast.name, slow.name]}}
-    (run / "manifest.json").write_text(json.dumps({"modes": {"eager": entry}}))
+    (run / "manifest.json").write_text(json.dumps({"schema": 3, "modes": {"eager": entry}}))
     (mode,) = load_run_dir(run).modes
     assert Path(mode.trace_path).name == slow.name
     assert mode.analysis is not None and mode.analysis.per_step.period_ns == 120_000

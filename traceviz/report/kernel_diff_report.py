@@ -3,7 +3,6 @@ their kernels (:mod:`traceviz.analyze.kernel_diff`), render html / md / json / t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,7 @@ from traceviz.analyze.kernel_diff import KernelDiff, KernelProfile, kernel_diff,
 from traceviz.errors import UsageError
 from traceviz.report.kernel_diff_section import kernel_table
 from traceviz.report.model import Report, Section
-from traceviz.report.run_dir import MANIFEST, is_run_dir
+from traceviz.report.run_dir import MANIFEST, is_run_dir, read_run_manifest
 
 SCHEMA = "traceviz.kernel-diff/1"
 
@@ -24,10 +23,7 @@ def trace_of(path: Path, mode: str | None) -> Path:
         return path
     if mode is None:
         raise UsageError(f"{path} is a run directory: name the mode to diff with --mode")
-    try:
-        modes = json.loads((path / MANIFEST).read_text(encoding="utf-8")).get("modes") or {}
-    except (OSError, ValueError, AttributeError) as exc:
-        raise UsageError(f"{path / MANIFEST}: cannot read the manifest ({exc})") from exc
+    _, modes = read_run_manifest(path)
     entry = modes.get(mode)
     trace = ((entry or {}).get("profiled") or {}).get("trace") if isinstance(entry, dict) else None
     if not trace or not (path / str(trace)).is_file():
