@@ -36,6 +36,8 @@ DOCUMENTED = {
     "host_bound_max_lag_steps": "[0, ∞)",
     "fusion_min_busy_share": "[0, 1]",
     "baseline_drift_margin": "[0, 1]",
+    "block_tail_allowance_us": "[0, ∞)",
+    "gpu_bound_min_compute_share": "[0, 1]",
 }
 
 

@@ -38,10 +38,13 @@ def block(base, mode, base_issue, mode_issue, iters=4):
 
 
 def test_a_gpu_that_ends_exactly_one_step_behind_the_host_is_host_bound():
-    # lag = iters × (1 − issue / period) = 4 × (1 − 0.75) = 1 step: at most 1, so host-bound
-    s = split_from_paired(block([1.0] * 3, [1.0] * 3, [0.75] * 3, [0.5] * 3), 1.0)
+    # lag = iters × (1 − issue / period) = 4 × (1 − 0.75) = 1 step; with no tail allowed for,
+    # the lag beyond the tail is the lag: at most 1, so host-bound
+    t = Thresholds(host_bound_max_lag_steps=1.0, block_tail_allowance_us=0.0)
+    s = split_from_paired(block([1.0] * 3, [1.0] * 3, [0.75] * 3, [0.5] * 3), t)
     assert s is not None
     assert s.baseline.lag_steps.value == 1.0 and s.baseline.host_bound
+    assert s.baseline.lag_beyond_tail_steps == s.baseline.lag_steps
     assert s.mode.lag_steps.value == 2.0 and not s.mode.host_bound
 
 

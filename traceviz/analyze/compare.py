@@ -56,10 +56,11 @@ from traceviz.analyze.speed import (
     speed_evidence,
     speed_verdict,
 )
-from traceviz.analyze.unprofiled import UnprofiledSplit, split_from_paired
+from traceviz.analyze.unprofiled import UnprofiledSplit, gpu_work, split_from_paired
 from traceviz.analyze.verdicts import (
     INCONCLUSIVE,
     KINDS,
+    SKIPPED,
     PeriodChange,
     Thresholds,
     Verdict,
@@ -67,7 +68,12 @@ from traceviz.analyze.verdicts import (
     fusion_verdict,
     verdicts_for,
 )
-from traceviz.analyze.waterfall import Waterfall, build_unprofiled_waterfall, build_waterfall
+from traceviz.analyze.waterfall import (
+    LeanParts,
+    Waterfall,
+    build_unprofiled_waterfall,
+    build_waterfall,
+)
 
 
 @dataclass(frozen=True)
@@ -269,13 +275,29 @@ def build_row(inp: ModeInput) -> ComparisonRow:
     )
 
 
-def unprofiled_split(inp: ModeInput, ev: SpeedEvidence, t: Thresholds) -> UnprofiledSplit | None:
+def _gpu_works(inp: ModeInput, base: ModeInput) -> dict[str, Any]:
+    """The lean-trace GPU work of both sides, for the split's bound call."""
+    return {"baseline_gpu": None if base.analysis is None else gpu_work(base.analysis),
+            "mode_gpu": None if inp.analysis is None else gpu_work(inp.analysis)}
+
+
+def unprofiled_split(inp: ModeInput, ev: SpeedEvidence, t: Thresholds,
+                     base: ModeInput | None = None) -> UnprofiledSplit | None:
     """The mode's unprofiled split, when its speed comes from paired timing with host issue
-    times (manifest schema 3)."""
+    times (manifest schema 3); ``base``: the baseline, whose lean trace the bound call reads."""
     paired = _get(inp.manifest, "paired")
     if ev.source != PAIRED or not isinstance(paired, dict):
         return None
-    return split_from_paired(paired, t.host_bound_max_lag_steps)
+    gpu = _gpu_works(inp, base) if base is not None else {}
+    return split_from_paired(paired, t, **gpu)
+
+
+def _bounding_lean(inp: ModeInput, base: ModeInput) -> tuple[LeanParts, LeanParts] | None:
+    """The lean parts of the bounding ranks (baseline's, mode's), when both modes have one."""
+    b, m = base.bounding, inp.bounding
+    if b is None or m is None or b.lean is None or m.lean is None:
+        return None
+    return b.lean, m.lean
 
 
 def bounding_split(inp: ModeInput, base: ModeInput, t: Thresholds) -> UnprofiledSplit | None:
@@ -288,8 +310,9 @@ def bounding_split(inp: ModeInput, base: ModeInput, t: Thresholds) -> Unprofiled
     if inp.bounding is None or base.bounding is None or not isinstance(paired, dict):
         return None
     bounded = bounding_paired(paired, base.bounding.rank, inp.bounding.rank)
-    split = None if bounded is None else split_from_paired(bounded, t.host_bound_max_lag_steps)
-    own = split_from_paired(paired, t.host_bound_max_lag_steps)
+    split = (None if bounded is None
+             else split_from_paired(bounded, t, **_gpu_works(inp, base)))
+    own = split_from_paired(paired, t)
     if split is None or own is None:
         return None
     # On the CPU the host is the device on every rank: each block's issue time is its time,
@@ -426,16 +449,19 @@ def _counts(base: ComparisonRow, row: ComparisonRow) -> dict[str, tuple[float, f
 
 def _not_run(mode: str, baseline: str, row: ComparisonRow, context: tuple[str, ...],
              verdicts: list[Verdict], headlines: list[Headline]) -> None:
-    """A mode that failed or was skipped: three INCONCLUSIVE verdicts saying so."""
+    """A mode that failed or was skipped: three verdicts saying so, ``SKIPPED`` for a mode the
+    run skipped, else ``INCONCLUSIVE``; its headline is why ("skipped: no CUDA device")."""
     what = f"{row.status}" + (f": {row.reason}" if row.reason else "")
+    status = SKIPPED if row.status == "skipped" else INCONCLUSIVE
     verdicts.extend(
-        Verdict(mode, kind, INCONCLUSIVE,
+        Verdict(mode, kind, status,
                 {"baseline": baseline, "evidence_source": NO_EVIDENCE, "context": list(context)},
                 {}, f"the mode did not run ({what}), so it has no timing or trace to judge")
         for kind in KINDS
     )
-    headlines.append(Headline(mode, f"not measured: {'; '.join(context) or what}",
-                              INCONCLUSIVE, NO_EVIDENCE, None, None, None, None))
+    said = "; ".join(context) or what
+    headlines.append(Headline(mode, said if status == SKIPPED else f"not measured: {said}",
+                              status, NO_EVIDENCE, None, None, None, None))
 
 
 def compare(
@@ -515,13 +541,13 @@ def compare(
         # a distributed mode with every rank's issue times: the bounding ranks' split
         bounded = bounding_split(inp, base_inp, t) if ev.source == PAIRED else None
         on_bounding = bounded is not None and bool(ev.speedup)  # the split below is used
-        split = bounded or unprofiled_split(inp, ev, t)
+        split = bounded or unprofiled_split(inp, ev, t, base_inp)
         if split is not None and ev.speedup:
             splits[inp.mode] = split
             w = build_unprofiled_waterfall(
                 inp.mode, inp.analysis, baseline, base_inp.analysis,
                 baseline_ms=split.baseline.period_ms, speedup=ev.speedup,
-                issue_saved_ms=split.issue_saved_ms.value)
+                issue_saved_ms=split.issue_saved_ms.value, lean=_bounding_lean(inp, base_inp))
             found = (fusion_verdict(vi, base_vi, speed, t, unprofiled_saved_ns=-w.delta_ns,
                                     unprofiled_busy_saved_ns=-w.compute_busy_delta_ns),
                      unprofiled_launch_verdict(vi, base_vi, speed, split, t))

@@ -7,7 +7,9 @@ or µs per step, labelled "profiled"), then the counts (launches, kernels per st
 context (cudagraph skips, graph breaks, recompiles, input copies, a failed capture). A
 distributed mode adds, after where the time went, the rank that bounds its step and that
 rank's exposed communication before → after (:mod:`traceviz.analyze.distributed.bounding`;
-the numbers are in :attr:`Headline.ranks` too). The
+the numbers are in :attr:`Headline.ranks` too) — unless its waterfall is in unprofiled units:
+then the waterfall's parts come from the bounding ranks' traces and its exposed communication
+is the one number the headline gives for it. The
 unprofiled total is baseline / speed-up − baseline, so its sign is always the speed-up's. For
 example::
 
@@ -126,7 +128,11 @@ def build_headline(
     elif fallback:
         text += f"; {fallback}"
     if bounding is not None:
-        text += "; " + headline_clause(*bounding)
+        # an unprofiled waterfall of a distributed mode is split by the bounding ranks' traces
+        # (traceviz.analyze.compare): its exposed communication is the one number for it
+        on_ranks = (waterfall is not None and waterfall.units == UNPROFILED
+                    and all(b.lean is not None for b in bounding))
+        text += "; " + headline_clause(*bounding, exposed=not on_ranks)
     shown = [f"{_count(b)} → {_count(m)} {name}" for name, (b, m) in counts.items()]
     if shown:
         text += "; " + ", ".join(shown) + " per step"

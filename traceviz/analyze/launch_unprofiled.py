@@ -3,8 +3,11 @@
 Read from the paired blocks (:mod:`traceviz.analyze.unprofiled`), which no profiler touched, so
 the profiler's own per-op cost cannot bend it. Rules (``docs/comparison.md``):
 
-* speed **WIN**: the baseline must be host-bound (its GPU at most ``host_bound_max_lag_steps``
-  behind the host), else NO_WIN (the GPU set the pace, so issuing faster could not help).
+* speed **WIN**: the baseline must be host-bound
+  (:func:`~traceviz.analyze.unprofiled.bound_call`: the lean trace's compute busy fills less
+  than ``gpu_bound_min_compute_share`` of the unprofiled step, or the GPU ended at most
+  ``host_bound_max_lag_steps`` behind the host beyond the block's tail), else NO_WIN (the GPU
+  set the pace, so issuing faster could not help).
   Then with the share of the step time saved that the saving of host issue time explains
   (``issue_share``, with its bootstrap CI from the speed-up's resamples): WIN when the whole CI
   is at or above ``launch_min_wait_share``; NO_WIN when the whole CI is below it (the time came
@@ -24,7 +27,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from traceviz.analyze.unprofiled import LAUNCH_QUEUE_DEPTH, Estimate, Side, UnprofiledSplit
+from traceviz.analyze.unprofiled import (
+    COMPUTE_FILLS,
+    COMPUTE_SHORT,
+    LAUNCH_QUEUE_DEPTH,
+    Estimate,
+    Side,
+    UnprofiledSplit,
+)
 from traceviz.analyze.verdicts import (
     INCONCLUSIVE,
     NO_WIN,
@@ -47,16 +57,43 @@ def _ci(e: Estimate, pct: bool = False) -> str:
     return f"{_ms(e.value)} (CI {_ms(e.low)} – {_ms(e.high)})"
 
 
+def _compute(side: Side) -> str:
+    """"compute busy 6.7 µs (15%) of it" (lean trace), or "" without one."""
+    if side.compute_busy_ms is None or side.compute_share is None:
+        return ""
+    return (f"; the lean trace's compute busy {_ms(side.compute_busy_ms)} is "
+            f"{side.compute_share * 100:.0f}% of it")
+
+
+def _lag(side: Side) -> str:
+    """"the GPU ended 0.2 steps behind the host beyond the block's tail (…)"."""
+    beyond = side.lag_beyond_tail_steps
+    lag = side.lag_steps.value if beyond is None else beyond.value
+    return (f"the GPU ended {max(lag, 0):,.2f} steps behind the host beyond the block's "
+            f"{_ms(side.tail_ms)} tail (one step's compute busy and the launch latency)")
+
+
 def _bound(name: str, side: Side) -> str:
-    """"baseline host-bound: …" / "baseline GPU-bound: …" with its numbers."""
-    lag = side.lag_steps.value
+    """"baseline host-bound: …" / "baseline GPU-bound: …" with its numbers and its reason
+    (:func:`traceviz.analyze.unprofiled.bound_call`)."""
+    step = f"host issue {_ms(side.issue_ms)} of a {_ms(side.period_ms)} step{_compute(side)}"
     if side.host_bound:
-        return (f"{name} host-bound without the profiler (host issue {_ms(side.issue_ms)} of a "
-                f"{_ms(side.period_ms)} step; the GPU ended {max(lag, 0):.2f} steps behind "
-                f"the host)")
-    return (f"{name} GPU-bound without the profiler (host issue {_ms(side.issue_ms)} of a "
-            f"{_ms(side.period_ms)} step; the GPU ended {lag:,.1f} steps behind the host, so "
-            "the GPU set the pace)")
+        why = (", so the GPU cannot have set the pace" if side.bound_reason == COMPUTE_SHORT
+               else f"; {_lag(side)}")
+        return f"{name} host-bound without the profiler ({step}{why})"
+    why = (", so the GPU set the pace" if side.bound_reason == COMPUTE_FILLS
+           else f"; {_lag(side)}, so the GPU set the pace")
+    return f"{name} GPU-bound without the profiler ({step}{why})"
+
+
+def _bound_evidence(side: Side) -> dict[str, Any]:
+    """The numbers of a side's bound call (ms, steps, share)."""
+    beyond = side.lag_beyond_tail_steps
+    return {"host_bound": side.host_bound, "reason": side.bound_reason,
+            "lag_steps": side.lag_steps.value,
+            "lag_beyond_tail_steps": None if beyond is None else beyond.value,
+            "tail_ms": side.tail_ms, "compute_busy_ms": side.compute_busy_ms,
+            "compute_share": side.compute_share, "launches_per_step": side.launches}
 
 
 def _evidence(mode: VerdictInputs, base: VerdictInputs, speed: Verdict,
@@ -74,6 +111,7 @@ def _evidence(mode: VerdictInputs, base: VerdictInputs, speed: Verdict,
         "host_issue_ms": [split.baseline.issue_ms, split.mode.issue_ms],
         "lag_steps": [split.baseline.lag_steps.value, split.mode.lag_steps.value],
         "host_bound": [split.baseline.host_bound, split.mode.host_bound],
+        "bound_call": [_bound_evidence(split.baseline), _bound_evidence(split.mode)],
         "saved_ms": est(split.saved_ms),
         "issue_saved_ms": est(split.issue_saved_ms),
         "issue_share": est(split.issue_share),
@@ -99,7 +137,10 @@ def launch_verdict(
 ) -> Verdict:
     """The launch verdict of one mode on its unprofiled split (rules in the module doc)."""
     used = {"launch_min_wait_share": t.launch_min_wait_share,
-            "host_bound_max_lag_steps": t.host_bound_max_lag_steps}
+            "host_bound_max_lag_steps": t.host_bound_max_lag_steps,
+            "block_tail_allowance_us": t.block_tail_allowance_us,
+            "gpu_bound_min_compute_share": t.gpu_bound_min_compute_share,
+            "gpu_bound_busy_share": t.gpu_bound_busy_share}
     evidence = _evidence(mode, base, speed, split)
     issue = (f"host issue {_ms(split.baseline.issue_ms)} → {_ms(split.mode.issue_ms)} per step, "
              f"step {_ms(split.baseline.period_ms)} → {_ms(split.mode.period_ms)} (medians "

@@ -20,7 +20,7 @@ Three kinds of verdict per non-baseline mode (rules in ``docs/comparison.md``):
             period must also fall more than ``max_profiler_inflation``-fold.
 
 Each :class:`Verdict` carries its status (``WIN``, ``NO_WIN``, ``REGRESSION``,
-``INCONCLUSIVE``), the numbers it was decided from (``evidence``), the thresholds used and a
+``INCONCLUSIVE``; ``SKIPPED`` for every verdict of a mode the run skipped), the numbers it was decided from (``evidence``), the thresholds used and a
 one-line explanation derived from the data, ending with the mode's context (cudagraph skips,
 graph breaks, recompiles, input copies). Relative drops are ``1 - mode / baseline``
 (0.2 = "20 % fewer"). Per-step counts are the medians of :class:`~traceviz.analyze.model.PerStep`;
@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 import sys
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -47,7 +49,10 @@ WIN = "WIN"
 NO_WIN = "NO_WIN"
 REGRESSION = "REGRESSION"
 INCONCLUSIVE = "INCONCLUSIVE"
-STATUSES = (WIN, NO_WIN, REGRESSION, INCONCLUSIVE)
+#: The status of every verdict of a mode the run skipped (the manifest says why, e.g. no
+#: CUDA for a CUDA-graph mode): nothing ran, so there is nothing to judge.
+SKIPPED = "SKIPPED"
+STATUSES = (WIN, NO_WIN, REGRESSION, INCONCLUSIVE, SKIPPED)
 KINDS = ("speed", "fusion", "launch")
 
 
@@ -97,6 +102,10 @@ THRESHOLD_RANGES: dict[str, Range] = {
     "baseline_drift_margin": Range(0.0, 1.0, True, True, "a relative widening of the "
                                    "baseline's own p10–p90; at 1 a faster baseline is never "
                                    "flagged"),
+    "block_tail_allowance_us": Range(0.0, math.inf, True, False, "a time in µs a timed block "
+                                     "may run on after the host's last call"),
+    "gpu_bound_min_compute_share": Range(0.0, 1.0, True, True, "a share of the unprofiled "
+                                         "step; 0 lets the lag alone decide"),
 }
 
 
@@ -127,9 +136,16 @@ class Thresholds:
     launch_min_wait_share: float = 0.5  # share of the period saved that host + sync wait explain
     gpu_bound_busy_share: float = 0.9  # busy/period at or above this: "GPU-bound" explanation
     max_profiler_inflation: float = 2.0  # profiled-period ratios up to this may be inflation
-    host_bound_max_lag_steps: float = 1.0  # host-bound: GPU at most this many steps behind
+    host_bound_max_lag_steps: float = 0.5  # host-bound: GPU at most this many steps behind,
+    # beyond the block's tail (unprofiled split; 1.0 before the tail was allowed for)
     fusion_min_busy_share: float = 0.25  # fusion WIN: busy saved / unprofiled time saved
     baseline_drift_margin: float = 0.1  # speed: flag the in-pairs baseline outside p10–p90 ± this
+    # The bound call of the unprofiled split (traceviz.analyze.unprofiled.bound_call, whose
+    # docstring names the calibration cells): a block's tail beyond one step's compute busy
+    # (launch latency, event record; the committed H100/H200 runs: at most 106 µs), and the
+    # share of the unprofiled step the lean trace's compute busy must fill for GPU-bound.
+    block_tail_allowance_us: float = 150.0
+    gpu_bound_min_compute_share: float = 0.5
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -184,11 +200,46 @@ def parse_thresholds(overrides: list[str] | None = None, config: Path | None = N
     return replace(Thresholds(), **values)
 
 
-def _read_config(path: Path) -> dict[str, float]:
+#: A thresholds file is a few lines; a larger one is refused unread (not a thresholds file).
+MAX_CONFIG_BYTES = 1 << 20
+
+_SPECIAL = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+            (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+            (stat.S_ISBLK, "a block device"))
+
+
+def _config_text(path: Path) -> str:
+    """The text of a thresholds file, which must be a regular UTF-8 file of at most
+    :data:`MAX_CONFIG_BYTES`; anything else (missing, unreadable, a directory, FIFO or device,
+    not UTF-8) is a one-line :class:`UsageError` naming ``path``. The file is opened without
+    blocking and checked on the open descriptor, so a FIFO never waits for a writer."""
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
-        raise UsageError(f"threshold config {path}: {exc.strerror}") from exc
+        raise UsageError(f"threshold config {path}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((name for test, name in _SPECIAL if test(st.st_mode)), "a special file")
+            raise UsageError(f"threshold config {path}: not a regular file ({kind})")
+        if st.st_size > MAX_CONFIG_BYTES:
+            raise UsageError(f"threshold config {path}: {st.st_size:,} bytes; a thresholds "
+                             f"file is at most {MAX_CONFIG_BYTES:,}")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(MAX_CONFIG_BYTES)
+    except OSError as exc:
+        raise UsageError(f"threshold config {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"threshold config {path}: not UTF-8 text (byte 0x{data[exc.start]:02x} "
+                         f"at offset {exc.start})") from None
+
+
+def _read_config(path: Path) -> dict[str, float]:
+    text = _config_text(path)
     try:
         data: Any = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except ValueError as exc:  # includes TOMLDecodeError
@@ -213,7 +264,7 @@ class Verdict:
 
     mode: str
     kind: str  # one of KINDS
-    status: str  # WIN, NO_WIN, REGRESSION, INCONCLUSIVE
+    status: str  # one of STATUSES (SKIPPED: the mode did not run)
     evidence: dict[str, Any]
     thresholds: dict[str, float]
     explanation: str

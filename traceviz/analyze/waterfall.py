@@ -11,17 +11,28 @@ Two kinds (``Waterfall.units``; ``docs/comparison.md``):
                 exists (trace files, manifests without host issue times).
 ``unprofiled``  the paired blocks' step time: baseline = the median baseline block of the pairs
                 (ms per step), mode = baseline / speed-up (so the total's sign is the speed
-                verdict's), split as
+                verdict's). Each side's step ``P`` is split into parts from its lean trace
+                (per-step means over the steps with GPU work, :class:`LeanParts`; a
+                distributed mode's from the rank that bounds its step), **fitted into the
+                unprofiled step** (:func:`fit_to_step`):
 
-                * ``gpu_busy_ns``: Δ mean GPU busy per step of the lean traces (kernels run as
-                  fast under the profiler as without it);
-                * ``other_idle_ns``: Δ mean (queued + graph_internal + other_idle) of the lean
-                  traces: idle the host did not cause (work launched but not yet started, gaps
-                  inside graph replays);
-                * ``host_overhead_ns``: the rest, total − the two above: the GPU waiting for the
-                  host (launch calls, Python, framework time, synchronisation), measured
-                  without the profiler. ``cross_check["issue_delta_ns"]`` is the change in the
-                  host's unprofiled issue time per step beside it.
+                * compute busy ``C' = min(C, P)`` (kernels run as fast under the profiler as
+                  without it);
+                * exposed communication and other idle (queued + graph_internal +
+                  other_idle: idle the host did not cause) scaled by
+                  ``min(1, (P − C') / (E + O))``: under the profiler a collective's wait and
+                  the queue grow with the profiled step, and cannot hold more than the
+                  unprofiled step leaves;
+                * host overhead ``H' = P − C' − E' − O'``: the GPU waiting for the host
+                  (launch calls, Python, framework time, synchronisation; on several GPUs,
+                  for the bounding rank's host), measured without the profiler.
+
+                Every part of a side lies in ``[0, P]``, so each part of the waterfall (mode −
+                baseline) is at most the longer of the two steps, and the parts add up to
+                the total. ``gpu_busy_ns`` is Δ(C' + E'), ``other_idle_ns`` ΔO',
+                ``host_overhead_ns`` ΔH'; ``cross_check["issue_delta_ns"]`` is the change in
+                the host's unprofiled issue time per step beside it, ``lean_scale`` each
+                side's scale (baseline, mode; 1: the lean parts fitted as measured).
 
 When either trace has communication kernels (``docs/metrics.md``, "Communication, one
 trace"), both kinds split the GPU busy part in two: ``compute_busy_ns`` (Δ compute busy) and
@@ -78,6 +89,8 @@ class Waterfall:
     units: str = PROFILED
     cross_check: dict[str, float] = field(default_factory=dict)  # unprofiled: issue_delta_ns
     comm: bool = False  # GPU busy split into compute busy and exposed communication
+    #: unprofiled: the scale of (baseline, mode) exposed communication and other idle
+    lean_scale: tuple[float, float] = (1.0, 1.0)
 
     @property
     def delta_ns(self) -> float:
@@ -180,30 +193,68 @@ def build_waterfall(mode: str, analysis: Analysis, baseline: str, base: Analysis
     )
 
 
+@dataclass(frozen=True)
+class LeanParts:
+    """A lean trace's per-step means over its steps with GPU work (ns): compute busy, exposed
+    communication (0 without communication kernels) and other idle (queued + graph_internal
+    + other_idle); ``comm``: the trace has communication kernels."""
+
+    compute_busy_ns: float
+    exposed_comm_ns: float
+    other_idle_ns: float
+    comm: bool
+
+
+def lean_parts(analysis: Analysis) -> LeanParts:
+    """The :class:`LeanParts` of one analysed trace."""
+    means, _ = _component_means(analysis)
+    other = sum(means[k] for k in ("queued_ns", "graph_internal_ns", "other_idle_ns"))
+    if analysis.comm is None:
+        return LeanParts(float(means["gpu_busy_ns"]), 0.0, float(other), False)
+    split = _busy_split_means(analysis)
+    return LeanParts(float(split["compute_busy_ns"]), float(split["exposed_comm_ns"]),
+                     float(other), True)
+
+
+def fit_to_step(lean: LeanParts, step_ns: float) -> tuple[dict[str, float], float]:
+    """One side's parts fitted into its unprofiled step (module doc): ``compute_busy_ns``,
+    ``exposed_comm_ns``, ``other_idle_ns`` and ``host_overhead_ns``, each in ``[0, step_ns]``
+    and adding up to it, and the scale applied to exposed communication and other idle."""
+    compute = min(lean.compute_busy_ns, step_ns)
+    idle = lean.exposed_comm_ns + lean.other_idle_ns
+    room = step_ns - compute
+    scale = 1.0 if idle <= room else room / idle
+    comm, other = lean.exposed_comm_ns * scale, lean.other_idle_ns * scale
+    return ({"compute_busy_ns": compute, "exposed_comm_ns": comm, "other_idle_ns": other,
+             "host_overhead_ns": max(0.0, step_ns - compute - comm - other)}, scale)
+
+
 def build_unprofiled_waterfall(
     mode: str, analysis: Analysis, baseline: str, base: Analysis, *,
     baseline_ms: float, speedup: float, issue_saved_ms: float,
+    lean: tuple[LeanParts, LeanParts] | None = None,
 ) -> Waterfall:
     """The unprofiled waterfall (module doc): ``baseline_ms`` is the pair-level median of the
     baseline's blocks, ``speedup`` the paired speed-up, ``issue_saved_ms`` the median saving
-    of host issue time per step (baseline − mode)."""
+    of host issue time per step (baseline − mode). ``lean``: the (baseline, mode) lean parts
+    to split by (a distributed mode's bounding ranks'), else the two analyses'."""
     if speedup <= 0 or baseline_ms <= 0:
         raise ValueError(f"{mode}: speed-up and baseline step time must be positive")
-    m_parts, _ = _component_means(analysis)
-    b_parts, _ = _component_means(base)
-    busy = float(m_parts["gpu_busy_ns"] - b_parts["gpu_busy_ns"])
-    not_host = ("queued_ns", "graph_internal_ns", "other_idle_ns")
-    other = float(sum(m_parts[k] - b_parts[k] for k in not_host))
+    base_lean, mode_lean = lean if lean is not None else (lean_parts(base), lean_parts(analysis))
     base_ns = baseline_ms * 1e6
     period_ns = base_ns / speedup
-    host = (period_ns - base_ns) - busy - other
-    parts: dict[str, Fraction | float] = {"gpu_busy_ns": busy, "host_overhead_ns": host,
-                                          "other_idle_ns": other}
-    comm = has_comm(analysis, base)
-    if comm:
-        parts = _with_split({k: Fraction(v) for k, v in parts.items()}, analysis, base)
+    b, b_scale = fit_to_step(base_lean, base_ns)
+    m, m_scale = fit_to_step(mode_lean, period_ns)
+    delta = {k: m[k] - b[k] for k in m}
+    comm = base_lean.comm or mode_lean.comm
+    busy = ({"compute_busy_ns": delta["compute_busy_ns"],
+             "exposed_comm_ns": delta["exposed_comm_ns"]} if comm else
+            {"gpu_busy_ns": delta["compute_busy_ns"] + delta["exposed_comm_ns"]})
+    parts = {**busy, "host_overhead_ns": delta["host_overhead_ns"],
+             "other_idle_ns": delta["other_idle_ns"]}
     return Waterfall(
         mode=mode, baseline=baseline, baseline_period_ns=base_ns, period_ns=period_ns,
-        parts={k: float(v) for k, v in parts.items()},
-        units=UNPROFILED, cross_check={"issue_delta_ns": -issue_saved_ms * 1e6}, comm=comm,
+        parts=parts, units=UNPROFILED,
+        cross_check={"issue_delta_ns": -issue_saved_ms * 1e6}, comm=comm,
+        lean_scale=(b_scale, m_scale),
     )

@@ -14,6 +14,11 @@ work, of its own trace's ``exposed_comm`` (``docs/metrics.md``, "Communication, 
 ``None`` when its trace has no communication kernel. On the straggler a collective barely waits
 (it arrives last), so this is close to its exposed transfer.
 
+**Its lean parts** (:class:`~traceviz.analyze.waterfall.LeanParts`, means per step over its
+steps with GPU work): the unprofiled waterfall of a distributed mode is split by them, so a
+peer's wait for the bounding rank's host (inside the peer's collectives) is not counted as
+exposed communication: it is that host's overhead.
+
 **Its unprofiled split.** Lockstep paired timing (``profile --nproc``,
 :mod:`traceviz.collect.paired`) records per block the step's time (the slowest rank's block)
 and every rank's host issue time (``rank_baseline_issue_ms`` / ``rank_mode_issue_ms``).
@@ -26,11 +31,12 @@ the mode side the mode's. Manifests without per-rank issue times give ``None``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from traceviz.analyze.distributed.slowest import slowest_rank_index
 from traceviz.analyze.model import Analysis
+from traceviz.analyze.waterfall import LeanParts, lean_parts
 
 #: :attr:`BoundingRank.rule` values.
 STRAGGLER = "straggler"
@@ -48,6 +54,8 @@ class BoundingRank:
     rank: int
     rule: str  # STRAGGLER or SLOWEST
     exposed_comm_ns: float | None
+    #: its lean trace's per-step means, which the unprofiled waterfall is split by
+    lean: LeanParts | None = field(default=None, compare=False)
 
 
 def exposed_comm_per_step(a: Analysis) -> float | None:
@@ -68,7 +76,12 @@ def bounding_rank(ranked: Sequence[tuple[int, Analysis]], straggler: int | None
         rank, rule = straggler, STRAGGLER
     else:
         rank, rule = ranked[slowest_rank_index([a for _, a in ranked])][0], SLOWEST
-    return BoundingRank(rank, rule, exposed_comm_per_step(by_rank[rank]))
+    return BoundingRank(rank, rule, exposed_comm_per_step(by_rank[rank]),
+                        lean_parts(by_rank[rank]) if _has_gpu_steps(by_rank[rank]) else None)
+
+
+def _has_gpu_steps(a: Analysis) -> bool:
+    return bool((a.steps.column("period_ns") > 0).any())
 
 
 def _column(rows: Any, rank: int, n: int) -> list[float] | None:
@@ -105,12 +118,16 @@ def _exposed(ns: float | None) -> str:
     return "none (no communication kernels)" if ns is None else f"{ns / 1000:,.1f} µs/step"
 
 
-def headline_clause(base: BoundingRank, mode: BoundingRank) -> str:
+def headline_clause(base: BoundingRank, mode: BoundingRank, exposed: bool = True) -> str:
     """"rank 1 bounds the step (the straggler: …); exposed communication on it 60.0 µs/step →
-    20.0 µs/step (median over steps, its own trace)"."""
+    20.0 µs/step (median over steps, its own trace)". ``exposed=False``: the headline's
+    waterfall already gives exposed communication, from these ranks' traces, so the clause
+    says that instead of a second number for it."""
     who = f"rank {mode.rank} bounds the step ({RULE_WORDS[mode.rule]}"
     if (base.rank, base.rule) != (mode.rank, mode.rule):
         who += f"; baseline: rank {base.rank}, {base.rule}"
+    if not exposed:
+        return f"{who}); the parts above are from its trace"
     if base.exposed_comm_ns is None and mode.exposed_comm_ns is None:
         return f"{who}); no communication kernels on it"
     return (f"{who}); exposed communication on it {_exposed(base.exposed_comm_ns)} → "

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from traceviz.analyze.distributed.metrics import lateness_significant
 from traceviz.analyze.distributed.model import RanksAnalysis
 from traceviz.analyze.verdicts import WIN, Verdict
 
@@ -44,7 +45,10 @@ def launch_evidence(r: RanksAnalysis) -> LaunchEvidence:
 
 def launch_evidence_from_summary(summary: Any) -> LaunchEvidence | None:
     """The same evidence from a manifest's ``ranks_summary`` (``profile --nproc``; µs there),
-    ``None`` when the summary is missing or has no ranks."""
+    ``None`` when the summary is missing or has no ranks. Its straggler stands only when its
+    lateness is significant across the summary's steps (:func:`~traceviz.analyze.distributed.
+    metrics.lateness_significant`, 0 in the steps another rank was last; summaries written
+    before that rule may name one it does not)."""
     if not isinstance(summary, dict) or not isinstance(summary.get("per_rank"), list):
         return None
     per = {p.get("rank"): p for p in summary["per_rank"] if isinstance(p, dict)}
@@ -54,7 +58,7 @@ def launch_evidence_from_summary(summary: Any) -> LaunchEvidence | None:
     slowest_ns = float(slowest) * 1000 if isinstance(slowest, (int, float)) else None
     st = summary.get("straggler")
     rank = st.get("rank") if isinstance(st, dict) else None
-    if rank not in per:
+    if rank not in per or not _significant(summary.get("step_stragglers"), rank):
         return LaunchEvidence(None, None, None, slowest_ns)
     mine = per[rank]
     host = (mine.get("host_wait_us_median") or 0.0) + (mine.get("sync_wait_us_median") or 0.0)
@@ -62,6 +66,16 @@ def launch_evidence_from_summary(summary: Any) -> LaunchEvidence | None:
              if r != rank and isinstance(p.get("comm_wait_us_median"), (int, float))]
     return LaunchEvidence(rank, float(host) * 1000,
                           float(np.median(peers)) * 1000 if peers else None, slowest_ns)
+
+
+def _significant(steps: Any, rank: int) -> bool:
+    """Whether ``rank``'s lateness in a summary's ``step_stragglers`` (its lateness in the steps
+    it was last, 0 in the others) is significant; ``True`` when the summary lists no steps."""
+    if not isinstance(steps, list) or not steps:
+        return True
+    late = [float(s.get("lateness_us") or 0.0) if isinstance(s, dict) and s.get("rank") == rank
+            else 0.0 for s in steps]
+    return lateness_significant(late)
 
 
 #: ``evidence["rules"]`` of a distributed mode's launch verdict decided on the bounding rank's

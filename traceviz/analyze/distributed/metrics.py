@@ -3,7 +3,9 @@
 ``compute_busy``: union of the step's non-collective GPU activities (all streams).
 ``exposed_comm``: length of the union of the step's transfer intervals
 ``[max(own arrival, last arrival), end]`` not covered by compute (``|T ∪ C| − |C|``).
-Concentration of the run straggler's lateness: its lateness summed per instance index (the
+The run straggler: the rank last to arrive in most matched steps, named only when its
+lateness is significant across them (:func:`lateness_significant`). Concentration of the run
+straggler's lateness: its lateness summed per instance index (the
 instance's position in its step, start order) over the matched steps, as shares of the total.
 """
 
@@ -30,6 +32,30 @@ from traceviz.trace import Trace
 #: The run straggler's lateness is "concentrated" at an instance index holding at least this
 #: share of it (over the matched steps).
 CONCENTRATION_SHARE = 0.5
+#: A straggler is named only when its lateness per matched step (0 where it arrived first) has
+#: a mean at least this many standard errors above 0 (:func:`lateness_significant`).
+STRAGGLER_MIN_T = 3.0
+
+
+def lateness_significant(lateness: list[float] | np.ndarray) -> bool:
+    """Whether one rank's total lateness per matched step (ns; 0 in the steps where it was not
+    late) stands out across the steps: mean > 0 and mean / (sd / √n) ≥ :data:`STRAGGLER_MIN_T`
+    (sd with n − 1; fewer than two steps, or every step alike: any lateness counts).
+
+    Someone always arrives last: on symmetric ranks the last arriver changes from step to step
+    and its lateness is noise, so its mean is a few standard errors at most. Cells, from the
+    committed 2-GPU runs (5 matched steps each): the injected straggler of
+    ``reports/ddp_mlp_straggler`` (rank 1, 8.7–10.9 ms late in every step of every mode: t ≥ 9)
+    is named; ``reports/tp_mlp`` reduce-overhead and cudagraph (the last arriver alternates,
+    6–30 µs late: t ≈ 2) and ``reports/ddp_mlp`` cudagraph (rank 0 last in 4 of 5 steps, 24–81
+    µs: t = 2.8) are not; a rank late by milliseconds in every step under the profiler
+    (``reports/tp_mlp`` eager, t = 6.3; ``reports/ddp_mlp`` reduce-overhead, t = 3.5) is."""
+    x = np.asarray(lateness, dtype=np.float64)
+    mean = float(x.mean()) if x.size else 0.0
+    if mean <= 0:
+        return False
+    sd = float(x.std(ddof=1)) if x.size > 1 else 0.0
+    return bool(sd == 0 or mean / (sd / np.sqrt(x.size)) >= STRAGGLER_MIN_T)
 
 
 def union_by_step(step: np.ndarray, ts: np.ndarray, end: np.ndarray) -> dict[int, int]:
@@ -105,7 +131,8 @@ def step_stragglers(rank_steps: tuple[RankStep, ...], with_collectives: set[int]
 
 def run_straggler(stragglers: tuple[StepStraggler, ...], rank_steps: tuple[RankStep, ...],
                   inst: pd.DataFrame) -> RunStraggler | None:
-    """The rank that is straggler in most steps (lowest rank on a tie)."""
+    """The rank that is straggler in most steps (lowest rank on a tie), when its lateness is
+    significant across the matched steps (:func:`lateness_significant`), else ``None``."""
     counts = Counter(s.rank for s in stragglers if s.rank is not None)
     if not counts:
         return None
@@ -113,6 +140,8 @@ def run_straggler(stragglers: tuple[StepStraggler, ...], rank_steps: tuple[RankS
     matched = [s.step for s in stragglers]
     mine = [rs for rs in rank_steps if rs.rank == rank and rs.step in set(matched)]
     lateness = [rs.lateness_ns or 0 for rs in mine]
+    if not lateness_significant(lateness):
+        return None
     host = np.median([rs.host_wait_ns + rs.sync_wait_ns for rs in mine])
     comp = np.median([rs.compute_busy_ns for rs in mine])
     period = np.median([rs.period_ns for rs in mine])
