@@ -12,19 +12,27 @@ Inputs: each run's manifest and, per mode, the per-step medians of its lean trac
   step, GPU busy and host wait per step (lean trace medians), the host's unprofiled issue time
   per step (median of the paired blocks' issue times; the baseline: over every process), the
   correctness status, graph breaks, recompiles, cudagraph skips and capture failures added or
-  removed (their messages), and the kernel diff.
+  removed (their messages), the kernel diff, and the **floor** (the fastest paired block per
+  step: :func:`~traceviz.analyze.run_speed.mode_floor`, what the review gate compares).
 
 A mode that did not run (status other than ``ok``) or has no timing blocks on a side gets the
 verdict ``inconclusive`` with the reason (``RunModeDiff.note``).
 
-**Host-only changes** (:func:`host_only_note`): a mode called faster or slower whose kernel
-diff adds and removes no kernel group and whose GPU time per step changed by less than
-:data:`HOST_ONLY_MAX_GPU_SHARE` of the step time's change is ``inconclusive`` instead (the
+**Host-only changes** (:func:`host_only_note`, GPU runs only): a mode called faster or slower
+whose kernel diff adds and removes no kernel group and whose GPU time per step changed by less
+than :data:`HOST_ONLY_MAX_GPU_SHARE` of the step time's change is ``inconclusive`` instead (the
 speed-up and its CI stay): the change is host time per step, and a host-bound step's host time
-differs between processes running the same code by more than the baseline's process factors
+can differ between processes running the same code by more than the baseline's process factors
 show (an H100 compiled ``rmsnorm_residual`` step ran at 0.049 and 0.082 ms/step in two
 processes of one run, its kernels identical: ``docs/comparison.md``, "Two runs"). Timing both
-versions in one process (``profile NEW --against OLD``) separates them.
+versions in one process (``profile NEW --against OLD``) separates them. This is the report's
+reading only: the review gate (:mod:`traceviz.analyze.run_gate`) fails a slowdown beyond the
+runs' measured between-process spread (:attr:`RunComparison.spread`), host-side or not. A run
+on the CPU gets no host-only note: there the host is the device, every change is host time.
+
+**Between-process spread** (:attr:`RunComparison.spread`): each run's
+:func:`~traceviz.analyze.run_speed.run_spread` (the spread of the baseline's identical code
+across that run's processes), the larger of the two.
 """
 
 from __future__ import annotations
@@ -50,8 +58,11 @@ from traceviz.analyze.run_speed import (
     INCONCLUSIVE,
     SLOWER,
     RunSpeedChange,
+    RunSpread,
+    mode_floor,
     mode_timing,
     run_speed_change,
+    run_spread,
 )
 from traceviz.analyze.verdicts import Thresholds
 
@@ -151,6 +162,7 @@ class RunModeDiff:
     recompiles: Pair
     messages: tuple[MessageChange, ...]
     kernel_diff: KernelDiff | None
+    floor_ms: Pair = Pair(None, None)  # fastest paired block per step (run_speed's floor)
 
     def top_cause(self) -> str | None:
         """The kernel group that added the most GPU time per step, in words (``None``: none
@@ -173,9 +185,19 @@ class RunComparison:
     modes: tuple[RunModeDiff, ...]
     min_speedup: float
     notes: tuple[str, ...] = ()
+    spread_a: RunSpread | None = None  # run A's between-process spread (module doc)
+    spread_b: RunSpread | None = None
 
     def mode(self, name: str) -> RunModeDiff | None:
         return next((m for m in self.modes if m.mode == name), None)
+
+    @property
+    def spread(self) -> tuple[str, RunSpread] | None:
+        """("A" or "B", its spread): the larger of the two runs' between-process spreads
+        (module doc; A on a tie); ``None`` when neither run could measure one."""
+        found = [(side, s) for side, s in (("A", self.spread_a), ("B", self.spread_b))
+                 if s is not None]
+        return max(found, key=lambda f: f[1].value, default=None)
 
 
 def _get(d: Any, *keys: str) -> Any:
@@ -258,11 +280,22 @@ def _status(d: RunModeData | None) -> str:
     return str(_get(d.entry, "status") or "ok")
 
 
-def host_only_note(speed: RunSpeedChange | None, kd: KernelDiff | None) -> str | None:
+def on_cpu(manifest: dict[str, Any]) -> bool:
+    """Whether a run's steps ran on the CPU: ``settings.device`` ``cpu``, or an environment
+    that recorded no GPU (``gpu_count`` 0, or ``gpu`` present and empty)."""
+    env = _get(manifest, "environment")
+    return (_get(manifest, "settings", "device") == "cpu"
+            or (isinstance(env, dict) and (env.get("gpu_count") == 0
+                                           or ("gpu" in env and not env["gpu"]))))
+
+
+def host_only_note(speed: RunSpeedChange | None, kd: KernelDiff | None, *,
+                   cpu: bool = False) -> str | None:
     """Why a faster / slower two-run change is not judged: the step's GPU work did not change
-    enough to explain it (module doc, "Host-only changes"); ``None`` when it did, or when there
-    is no call or no kernel diff to read."""
-    if speed is None or kd is None or speed.status not in (FASTER, SLOWER):
+    enough to explain it (module doc, "Host-only changes"); ``None`` when it did, when there
+    is no call or no kernel diff to read, or on the CPU (``cpu``: either run's steps ran there,
+    where every change is host time)."""
+    if cpu or speed is None or kd is None or speed.status not in (FASTER, SLOWER):
         return None
     if any(r.status in (ADDED, REMOVED) for r in kd.rows):
         return None
@@ -271,9 +304,9 @@ def host_only_note(speed: RunSpeedChange | None, kd: KernelDiff | None) -> str |
         return None
     return (f"the two runs' kernels match (none added or removed) and their GPU time per step "
             f"changed by {kd.delta_ns / 1000:+,.1f} µs of the step's {step_ns / 1000:+,.1f} µs: "
-            "the change is host time, which differs between processes running the same code "
-            "by more than two runs can separate (docs/comparison.md, Two runs); time both "
-            "versions in one process: profile NEW --against OLD")
+            "the change is host time, which can differ between processes running the same "
+            "code by more than the baseline's processes show (docs/comparison.md, Two runs); "
+            "time both versions in one process: profile NEW --against OLD")
 
 
 def mode_diff(a: RunData, b: RunData, mode: str, baseline: str, t: Thresholds,
@@ -299,7 +332,8 @@ def mode_diff(a: RunData, b: RunData, mode: str, baseline: str, t: Thresholds,
           and db.kernels is not None else None)
     ok_a, ok_b = _get(ea, "correctness", "ok"), _get(eb, "correctness", "ok")
     verdict = speed.status if speed is not None else INCONCLUSIVE
-    if (host_only := host_only_note(speed, kd)) is not None:
+    cpu = on_cpu(a.manifest) or on_cpu(b.manifest)
+    if (host_only := host_only_note(speed, kd, cpu=cpu)) is not None:
         verdict, note = INCONCLUSIVE, host_only
     return RunModeDiff(
         mode, sa, sb, speed, verdict, note,
@@ -312,6 +346,8 @@ def mode_diff(a: RunData, b: RunData, mode: str, baseline: str, t: Thresholds,
         Pair(_count(_get(ea, "compile", "recompiles")),
              _count(_get(eb, "compile", "recompiles"))),
         message_changes(ea, eb), kd,
+        Pair(*(mode_floor(dict(r.manifest.get("modes") or {}), mode, baseline)
+               for r in (a, b))),
     )
 
 
@@ -328,13 +364,16 @@ def compare_runs(a: RunData, b: RunData, thresholds: Thresholds | None = None,
                      "so every step time is unchanged with CI [1, 1]")
     wl = next(f for f in env if f.name == "workload")
     if wl.changed:
-        notes.append(f"different workloads: {wl.a} → {wl.b}; the comparison is not like for "
-                     "like")
+        notes.append(f"different workloads: {wl.a or 'unknown'} → {wl.b or 'unknown'}; the "
+                     "comparison is not like for like")
     gpu = next(f for f in env if f.name == "GPU")
     if gpu.changed:
-        notes.append(f"different GPUs: {gpu.a} → {gpu.b}; each mode's change includes the "
+        a_gpu, b_gpu = ((g or ("no GPU (a CPU run)" if on_cpu(r.manifest) else "unknown"))
+                        for g, r in ((gpu.a, a), (gpu.b, b)))
+        notes.append(f"different GPUs: {a_gpu} → {b_gpu}; each mode's change includes the "
                      "GPU's (the ratio of paired speed-ups cancels what the GPU does to the "
                      "baseline too)")
     modes = tuple(mode_diff(a, b, m, baseline, t, same, min_change) for m in names)
+    spreads = (run_spread(dict(r.manifest.get("modes") or {}), baseline) for r in (a, b))
     return RunComparison(a.path, b.path, baseline, same, env, modes, t.min_speedup,
-                         tuple(notes))
+                         tuple(notes), *spreads)

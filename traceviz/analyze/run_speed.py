@@ -37,6 +37,30 @@ gained on the baseline in B), CI by resampling each run's pairs (seeds as above)
 ``ci_low > 1 + min_speedup``; ``slower`` when ``ci_high < 1 − min_speedup``; ``unchanged`` when
 the CI lies within ``[1 − min_speedup, 1 + min_speedup]`` (edges included); else
 ``inconclusive``. Method and calibration: ``docs/comparison.md``, "Two runs".
+
+**Floor** (:func:`mode_floor`, the review gate's step statistic): a process's fastest timing
+block (ms per step). What else runs on the machine only ever adds time to a block, so the
+fastest block is the least disturbed and the most repeatable between processes: on a 2-core CPU
+at load 10 (``benchmarks/gate_repeats.py``), eager's fastest paired block stayed within
+0.0086–0.0097 ms/step in 40 processes of identical code while their block medians ran
+0.010–0.071. A mode's floor in a run: the fastest of its ``paired.mode_block_ms``; the
+baseline's: the median over the processes paired against it of each one's fastest
+``paired.baseline_block_ms``.
+
+**Between-process spread** (:func:`run_spread`, the review gate's yardstick,
+:mod:`traceviz.analyze.run_gate`): every run times the same code, the baseline's, in several
+processes: in each process of a mode paired against it (its fastest
+``paired.baseline_block_ms``: ``m_p``) and in its own process (``timing.p10_ms`` of the
+baseline's entry, ``o``: that process keeps its repeats' median, p10 and p90, not its blocks).
+A run's spread is ``max(x) / min(x) − 1`` over these per-process floors ``x`` of identical code,
+like with like: ``x = (m_p)`` when at least two processes were paired (the paired blocks are
+what every two-run comparison is made of); ``x = (m_1, o)`` when one was (e.g. ``--modes
+eager,compile``: its only second process); no spread below two processes. A run is one device,
+so the spread is per run and per device. The own process is left out when two paired ones exist
+because it is another method (no alternation with a mode): on some CPUs its eager ran 3–5×
+slower than the paired blocks of the same run (issue 38), a gap between methods, not between
+processes. Measured: ``docs/comparison.md``, "Regression gate".
+
 """
 
 from __future__ import annotations
@@ -106,6 +130,22 @@ def process_medians(modes: dict[str, Any], baseline: str) -> list[float]:
     return [float(np.median(p[0])) for p in found if p is not None]
 
 
+def process_floors(modes: dict[str, Any], baseline: str) -> list[float]:
+    """The baseline's fastest block in each process of a mode paired against it (ms/step)."""
+    found = (_paired(e, baseline) for m, e in modes.items() if m != baseline)
+    return [min(p[0]) for p in found if p is not None]
+
+
+def mode_floor(modes: dict[str, Any], mode: str, baseline: str) -> float | None:
+    """``mode``'s floor in a run's manifest ``modes`` (module doc), ms per step; ``None``
+    without paired blocks."""
+    if mode == baseline:
+        floors = process_floors(modes, baseline)
+        return float(np.median(floors)) if floors else None
+    found = _paired(modes.get(mode), baseline)
+    return None if found is None else min(found[1])
+
+
 def mode_timing(modes: dict[str, Any], mode: str, baseline: str) -> ModeTiming | None:
     """``mode``'s :class:`ModeTiming` in a run's manifest ``modes``; ``None`` without blocks."""
     medians = process_medians(modes, baseline)
@@ -125,6 +165,45 @@ def mode_timing(modes: dict[str, Any], mode: str, baseline: str) -> ModeTiming |
     base, blocks = found
     return ModeTiming(tuple(blocks), factors, tuple(b / m for b, m in zip(base, blocks,
                                                                           strict=True)))
+
+
+@dataclass(frozen=True)
+class RunSpread:
+    """One run's between-process spread of identical code (module doc).
+
+    ``value``: ``max(floors) / min(floors) − 1`` (0.12: the slowest process's floor of the
+    baseline's code was 12 % above the fastest's); ``floors``: the per-process floors used (ms
+    per step), paired processes first; ``own``: whether the baseline's own process is one of
+    them."""
+
+    value: float
+    floors: tuple[float, ...]
+    own: bool
+
+    def source(self) -> str:
+        """Where the spread comes from, in words (the baseline named by the caller)."""
+        kind = (f"{len(self.floors) - 1} paired process and its own" if self.own
+                else f"{len(self.floors)} paired processes")
+        return f"{kind}, fastest blocks {min(self.floors):.4g}–{max(self.floors):.4g} ms/step"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "floors": list(self.floors), "own": self.own}
+
+
+def run_spread(modes: dict[str, Any], baseline: str) -> RunSpread | None:
+    """The between-process spread of a run's manifest ``modes`` (module doc); ``None``: fewer
+    than two processes timed the baseline's code."""
+    floors = process_floors(modes, baseline)
+    own = False
+    if len(floors) == 1:
+        entry = modes.get(baseline)
+        t = entry.get("timing") if isinstance(entry, dict) else None
+        o = _positive([t.get("p10_ms")]) if isinstance(t, dict) else None
+        if o is not None:
+            floors, own = floors + o, True
+    if len(floors) < 2:
+        return None
+    return RunSpread(max(floors) / min(floors) - 1, tuple(floors), own)
 
 
 @dataclass(frozen=True)

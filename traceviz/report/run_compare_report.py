@@ -9,7 +9,7 @@ Definitions: ``docs/comparison.md``, "Two runs".
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -86,7 +86,10 @@ def load_run(path: Path, *, workers: int | None = None, analysed: Analysed | Non
 
 
 def load_pair(a: Path, b: Path, *, workers: int | None = None) -> tuple[RunData, RunData]:
-    """Both runs (one load when both paths are the same directory), by ``workers``."""
+    """Both runs (one load when both paths are the same directory), by ``workers``; both
+    manifests are checked before either run's traces are read."""
+    if is_run_dir(b):
+        read_run_manifest(b)
     ra = load_run(a, workers=workers)
     same = a.resolve() == b.resolve()
     return ra, (RunData(str(b), ra.manifest, ra.modes) if same
@@ -186,8 +189,13 @@ def build(a: Path, b: Path, thresholds: Thresholds | None = None,
           ) -> tuple[RunComparison, Report]:
     """Compare run ``a`` with run ``b`` (their traces loaded and analysed by ``workers``;
     ``None``: every usable core) and build the report model."""
+    from traceviz.analyze.manifest_check import manifest_warnings
+
     ra, rb = load_pair(a, b, workers=workers)
     c = compare_runs(ra, rb, thresholds, min_change=min_change)
+    named = tuple(f"{side}: {w}" for side, run in (("A", ra), ("B", rb))
+                  for w in manifest_warnings(run.manifest))
+    c = replace(c, notes=c.notes + named) if named else c
     return c, report_of(c)
 
 
@@ -233,6 +241,8 @@ def document(c: RunComparison) -> dict[str, Any]:
     return {"schema": SCHEMA, "a": c.a, "b": c.b, "baseline": c.baseline,
             "same_recording": c.same_recording, "min_speedup": c.min_speedup,
             "notes": list(c.notes),
+            "spread": {side: None if sp is None else sp.as_dict()
+                       for side, sp in (("a", c.spread_a), ("b", c.spread_b))},
             "environment": [{**asdict(f), "changed": f.changed} for f in c.environment],
             "modes": modes}
 
