@@ -27,6 +27,7 @@ from tests.kineto import TraceBuilder
 from tests.synthetic_runs import paired_split
 from traceviz.analyze.compare import ModeInput, compare
 from traceviz.analyze.distributed.bounding import (
+    PROFILED_LATENESS,
     SLOWEST,
     STRAGGLER,
     BoundingRank,
@@ -74,7 +75,11 @@ def test_the_headline_names_the_straggler_and_its_exposed_communication(rank_dir
             "exposed communication on it 60.0 µs/step → 20.0 µs/step (median over steps, its "
             "own trace)") in h.text
     assert h.ranks == {"bounding_rank": [1, 1], "bounding_rule": [STRAGGLER, STRAGGLER],
-                       "exposed_comm_us_per_step": [60.0, 20.0]}
+                       "exposed_comm_us_per_step": [60.0, 20.0],
+                       # rank traces given directly: no unprofiled timing to check it by
+                       "straggler_rule": [PROFILED_LATENESS, PROFILED_LATENESS],
+                       "late_under_profiler_only": [None, None],
+                       "straggler_check": [None, None]}
     doc = json.loads(render(comparison, report, "json"))
     assert doc["headline"]["compile"]["ranks"] == h.ranks  # every headline number in JSON
 

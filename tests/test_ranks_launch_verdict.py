@@ -57,7 +57,9 @@ def test_evidence_is_read_from_a_manifest_ranks_summary():
                              "comm_wait_us_median": 9_000.0},
                             {"rank": 1, "host_wait_us_median": 8_000.0,
                              "sync_wait_us_median": 1_000.0, "comm_wait_us_median": 0.0}]}
-    assert launch_evidence_from_summary(summary) == LaunchEvidence(1, 9 * MS, 9 * MS, 10 * MS)
+    # rank 1's waits exceed its peer's by 9 ms per step, its compute busy (not given) by 0
+    assert launch_evidence_from_summary(summary) == LaunchEvidence(1, 9 * MS, 9 * MS, 10 * MS,
+                                                                   (9 * MS, 0.0))
     assert launch_evidence_from_summary(None) is None
     assert launch_evidence_from_summary({"per_rank": []}) is None
 

@@ -7,7 +7,9 @@ or µs per step, labelled "profiled"), then the counts (launches, kernels per st
 context (cudagraph skips, graph breaks, recompiles, input copies, a failed capture). A
 distributed mode adds, after where the time went, the rank that bounds its step and that
 rank's exposed communication before → after (:mod:`traceviz.analyze.distributed.bounding`;
-the numbers are in :attr:`Headline.ranks` too) — unless its waterfall is in unprofiled units:
+a straggler set apart by its host is named only when the unprofiled per-rank issue times
+confirm it, else "no straggler without the profiler"; the numbers, the unprofiled check's
+included, are in :attr:`Headline.ranks` too) — unless its waterfall is in unprofiled units:
 then the waterfall's parts come from the bounding ranks' traces and its exposed communication
 is the one number the headline gives for it. The
 unprofiled total is baseline / speed-up − baseline, so its sign is always the speed-up's. For
@@ -60,8 +62,9 @@ class Headline:
     ci_low: float | None
     ci_high: float | None
     level: float | None
-    #: distributed modes: the bounding rank and its exposed communication, (baseline, mode)
-    #: lists (:func:`traceviz.analyze.distributed.bounding.as_evidence`); None otherwise
+    #: distributed modes: the bounding rank, which rule named it, its unprofiled straggler
+    #: check and its exposed communication, (baseline, mode) lists
+    #: (:func:`traceviz.analyze.distributed.bounding.as_evidence`); None otherwise
     ranks: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -122,7 +125,7 @@ def build_headline(
     ``{"launches": (48, 29)}``. ``bounding``: the bounding ranks (baseline, mode) of a
     distributed mode.
     """
-    text = describe(ev)
+    text = describe(ev, speed_status)
     if waterfall is not None:
         text += _waterfall_text(waterfall)
     elif fallback:

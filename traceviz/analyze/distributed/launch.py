@@ -13,7 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from traceviz.analyze.distributed.metrics import lateness_significant
+from traceviz.analyze.distributed.bounding import BoundingRank
+from traceviz.analyze.distributed.metrics import (
+    excess_over_peers,
+    lateness_significant,
+    relative_cause,
+)
 from traceviz.analyze.distributed.model import RanksAnalysis
 from traceviz.analyze.verdicts import WIN, Verdict
 
@@ -26,6 +31,10 @@ class LaunchEvidence:
     straggler_host_wait_ns: float | None
     peers_comm_wait_ns: float | None
     slowest_period_ns: float | None
+    #: how much the straggler's ``(host_wait + sync_wait, compute_busy)`` exceed its peers'
+    #: (ns per step: :func:`~traceviz.analyze.distributed.metrics.excess_over_peers`), ``None``
+    #: when not known
+    straggler_excess_ns: tuple[float, float] | None = None
 
 
 def launch_evidence(r: RanksAnalysis) -> LaunchEvidence:
@@ -40,7 +49,36 @@ def launch_evidence(r: RanksAnalysis) -> LaunchEvidence:
         straggler_host_wait_ns=float(st.host_wait_ns_median),
         peers_comm_wait_ns=float(np.median(peers)) if peers else None,
         slowest_period_ns=r.slowest_period_ns_median,
+        straggler_excess_ns=excess_over_peers(
+            *_waits_and_compute([(p.rank, p.host_wait_ns_median + p.sync_wait_ns_median,
+                                  p.compute_busy_ns_median) for p in r.per_rank], st.rank)),
     )
+
+
+def _waits_and_compute(rows: list[tuple[Any, float, float]], rank: int
+                       ) -> tuple[tuple[float, float], list[tuple[float, float]]]:
+    """``(rank's (waits, compute), its peers' [(waits, compute), ...])`` of ``(rank, waits,
+    compute)`` rows (each rank's medians per step); ``(0, 0)`` when ``rank`` has no row."""
+    own = next(((w, c) for r, w, c in rows if r == rank), (0.0, 0.0))
+    return own, [(w, c) for r, w, c in rows if r != rank]
+
+
+def straggler_cause(ev: LaunchEvidence | None, min_share: float) -> str | None:
+    """What sets ``ev``'s straggler apart from its peers (:func:`~traceviz.analyze.distributed.
+    metrics.relative_cause` against the slowest rank's period), ``None`` when not known."""
+    if ev is None or ev.straggler_excess_ns is None or ev.slowest_period_ns is None:
+        return None
+    return relative_cause(ev.straggler_excess_ns, ev.slowest_period_ns, min_share)
+
+
+def without_unconfirmed(ev: LaunchEvidence | None, bounding: BoundingRank
+                        ) -> LaunchEvidence | None:
+    """``ev`` without its straggler when its bounding rank says the unprofiled issue times did
+    not confirm it (:attr:`~traceviz.analyze.distributed.bounding.BoundingRank.
+    late_under_profiler`): the launch verdict then reads no straggler, as the headline."""
+    if ev is None or bounding.late_under_profiler is None:
+        return ev
+    return LaunchEvidence(None, None, None, ev.slowest_period_ns)
 
 
 def launch_evidence_from_summary(summary: Any) -> LaunchEvidence | None:
@@ -64,8 +102,16 @@ def launch_evidence_from_summary(summary: Any) -> LaunchEvidence | None:
     host = (mine.get("host_wait_us_median") or 0.0) + (mine.get("sync_wait_us_median") or 0.0)
     peers = [p["comm_wait_us_median"] for r, p in per.items()
              if r != rank and isinstance(p.get("comm_wait_us_median"), (int, float))]
+    rows = [(r, _us(p.get("host_wait_us_median")) + _us(p.get("sync_wait_us_median")),
+             _us(p.get("compute_busy_us_median"))) for r, p in per.items()]
     return LaunchEvidence(rank, float(host) * 1000,
-                          float(np.median(peers)) * 1000 if peers else None, slowest_ns)
+                          float(np.median(peers)) * 1000 if peers else None, slowest_ns,
+                          excess_over_peers(*_waits_and_compute(rows, rank)))
+
+
+def _us(x: Any) -> float:
+    """A summary's µs value in ns (0 when missing or not a number)."""
+    return float(x) * 1000 if isinstance(x, (int, float)) and not isinstance(x, bool) else 0.0
 
 
 def _significant(steps: Any, rank: int) -> bool:

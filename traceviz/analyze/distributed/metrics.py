@@ -7,6 +7,14 @@ The run straggler: the rank last to arrive in most matched steps, named only whe
 lateness is significant across them (:func:`lateness_significant`). Concentration of the run
 straggler's lateness: its lateness summed per instance index (the
 instance's position in its step, start order) over the matched steps, as shares of the total.
+
+These are the **profiled** steps, where the profiler's own cost differs per rank (symmetric
+ranks of ``reports/ddp_mlp``: rank 1 1.5–5.4 ms late in every profiled step of compile). A
+comparison names the run straggler as the rank that bounds a step only when, set apart from its
+peers by its host (:func:`relative_cause`), the unprofiled lockstep blocks confirm it
+(:mod:`traceviz.analyze.distributed.bounding`: its host issue time per step above its peers' by
+``straggler_min_share`` of the step, the CI above 0); set apart by its GPU, or without per-rank
+issue times, the profiled rule here stands.
 """
 
 from __future__ import annotations
@@ -49,7 +57,9 @@ def lateness_significant(lateness: list[float] | np.ndarray) -> bool:
     is named; ``reports/tp_mlp`` reduce-overhead and cudagraph (the last arriver alternates,
     6–30 µs late: t ≈ 2) and ``reports/ddp_mlp`` cudagraph (rank 0 last in 4 of 5 steps, 24–81
     µs: t = 2.8) are not; a rank late by milliseconds in every step under the profiler
-    (``reports/tp_mlp`` eager, t = 6.3; ``reports/ddp_mlp`` reduce-overhead, t = 3.5) is."""
+    (``reports/tp_mlp`` eager, t = 6.3; ``reports/ddp_mlp`` reduce-overhead, t = 3.5) is —
+    under the profiler; without it those ranks are alike, which the bounding rank's unprofiled
+    check (:func:`traceviz.analyze.distributed.bounding.straggler_check`) sees."""
     x = np.asarray(lateness, dtype=np.float64)
     mean = float(x.mean()) if x.size else 0.0
     if mean <= 0:
@@ -106,6 +116,35 @@ def cause(host_wait_ns: float, sync_wait_ns: float, compute_busy_ns: float,
     if period_ns <= 0:
         return "unknown"
     return "host" if host_wait_ns + sync_wait_ns > compute_busy_ns else "gpu"
+
+
+def excess_over_peers(straggler: tuple[float, float], peers: list[tuple[float, float]]
+                      ) -> tuple[float, float] | None:
+    """How much a straggler's ``(host_wait + sync_wait, compute_busy)`` (ns per step, medians)
+    exceed the medians of its peers'; ``None`` without peers."""
+    if not peers:
+        return None
+    return (straggler[0] - float(np.median([p[0] for p in peers])),
+            straggler[1] - float(np.median([p[1] for p in peers])))
+
+
+def relative_cause(excess: tuple[float, float], period_ns: float, min_share: float) -> str:
+    """What sets a straggler apart from its peers, from its :func:`excess_over_peers`
+    ``(waits, compute)``: ``gpu`` when its compute busy exceeds theirs by more than its waits
+    do and by at least ``min_share`` of the step (``period_ns``: the slowest rank's median
+    period), else ``host`` — its host, checked without the profiler
+    (:mod:`traceviz.analyze.distributed.bounding`), which is all that can differ when nothing
+    on its GPU does.
+
+    :func:`cause` weighs a rank's waits against its own compute, which a compute-heavy step
+    wins whatever made the rank late: ``reports/tp_mlp`` eager, rank 0 4.3 ms late per step
+    with host wait 3.9 ms (its peer's: 0) against compute 4.9 ms (its peer's alike) is ``gpu``
+    there and ``host`` here. One rank's compute ×2 raises its compute busy by a whole step's
+    compute, not its waits: ``gpu`` in both. ``reports/ddp_mlp`` cudagraph, rank 1 24.6 µs
+    late per step, no waits, compute 6.8 µs above its peer's on a 1.18 ms step (0.6 %):
+    ``host`` here."""
+    waits, compute = excess
+    return "gpu" if compute > waits and compute >= min_share * period_ns else "host"
 
 
 def step_stragglers(rank_steps: tuple[RankStep, ...], with_collectives: set[int]

@@ -1,0 +1,225 @@
+"""A host-caused straggler is named only when the unprofiled per-rank host issue times confirm it
+(``traceviz/analyze/distributed/bounding.py``, ``straggler_check`` / ``confirm_stragglers``;
+issue 36: "Someone always arrives last; a straggler should be named only when its lateness
+stands out … an injected straggler is always found").
+
+Calibration cells: lockstep blocks (15 per side, 2000 resamples, seed 0) of ranks whose host
+issue a step of ``S0`` = 2 ms with per-rank, per-block noise N(0, σ·S0); the straggler's host
+takes ``D`` more; the block's time (the step's) is the slowest rank's issue time + 2 %.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import traceviz
+from tests.test_bounding_rank import lockstep, rank_trace
+from traceviz.analyze.compare import ModeInput, compare
+from traceviz.analyze.distributed.bounding import (
+    PROFILED_LATENESS,
+    SLOWEST,
+    STRAGGLER,
+    UNPROFILED_ISSUE,
+    BoundingRank,
+    StragglerCheck,
+    bounding_rank,
+    confirm_stragglers,
+    headline_clause,
+    straggler_check,
+)
+from traceviz.analyze.distributed.launch import LaunchEvidence, straggler_cause
+from traceviz.analyze.distributed.metrics import excess_over_peers, relative_cause
+from traceviz.analyze.verdicts import Thresholds
+
+S0 = 2.0  # ms per step
+SHARE = Thresholds().straggler_min_share
+SEEDS = range(100)
+
+
+def cell(ranks: int, d: float, sigma: float, seed: int, blocks: int = 15) -> dict:
+    """The mode side of a lockstep block: the last rank's host D·S0 slower per step."""
+    rng = np.random.default_rng(seed)
+    issue = np.clip(S0 * (1 + sigma * rng.standard_normal((blocks, ranks))), 0, None)
+    issue[:, -1] += d * S0
+    return {"pairs": blocks, "resamples": 2000, "seed": 0, "level": 0.95,
+            "mode_block_ms": (issue.max(axis=1) * 1.02).tolist(),
+            "rank_mode_issue_ms": issue.tolist()}
+
+
+def found_share(ranks: int, d: float, sigma: float, min_share: float = SHARE) -> float:
+    """The share of the seeds whose straggler (the last rank) the check confirms."""
+    checks = [straggler_check(cell(ranks, d, sigma, s), "mode", ranks - 1, min_share)
+              for s in SEEDS]
+    return sum(c is not None and c.confirmed for c in checks) / len(checks)
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_an_injected_host_straggler_is_found_at_10_50_and_200_percent_of_the_step(ranks):
+    assert found_share(ranks, 0.1, 0.05) >= 0.9  # 9.1 % of a step that holds it
+    for d in (0.5, 2.0):
+        for sigma in (0.05, 0.1, 0.2):
+            assert found_share(ranks, d, sigma) == 1.0, (d, sigma)
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+@pytest.mark.parametrize("sigma", [0.1, 0.2])
+def test_symmetric_ranks_with_10_to_20_percent_noise_are_not_named(ranks, sigma):
+    assert found_share(ranks, 0.0, sigma) <= 0.05
+
+
+def test_a_share_of_a_tenth_would_miss_the_10_percent_cell():
+    # the step holds the delay: D = 10 % of S0 is 9.1 % of the step (the threshold's docstring)
+    assert found_share(2, 0.1, 0.05, min_share=0.1) < 0.5
+
+
+def test_the_check_reads_its_side_and_gives_the_excess_with_its_ci():
+    p = cell(2, 0.5, 0.05, seed=1)
+    p |= {"baseline_block_ms": [1.0] * 15, "rank_baseline_issue_ms": [[0.9, 0.5]] * 15}
+    mode = straggler_check(p, "mode", 1, SHARE)
+    assert isinstance(mode, StragglerCheck) and mode.confirmed
+    assert mode.excess_low_ms <= mode.excess_ms <= mode.excess_high_ms
+    assert mode.excess_ms == pytest.approx(1.0, rel=0.1)  # D = 0.5 × 2 ms
+    assert mode.as_dict()["issue_ms_per_rank"][1] > mode.as_dict()["issue_ms_per_rank"][0]
+    base = straggler_check(p, "baseline", 1, SHARE)
+    assert base is not None and not base.confirmed  # the baseline side: rank 1 the faster
+    assert (base.excess_ms, base.step_ms, base.issue_ms) == (-0.4, 1.0, (0.9, 0.5))
+    assert straggler_check(p, "baseline", 0, SHARE).confirmed  # type: ignore[union-attr]
+
+
+def test_an_excess_just_below_the_share_of_the_step_is_not_enough():
+    p = {"pairs": 4, "mode_block_ms": [1.0] * 4,
+         "rank_mode_issue_ms": [[0.5, 0.55], [0.5, 0.55], [0.5, 0.549], [0.5, 0.551]]}
+    assert straggler_check(p, "mode", 1, 0.05).confirmed  # type: ignore[union-attr]
+    assert not straggler_check(p, "mode", 1, 0.06).confirmed  # type: ignore[union-attr]
+    assert straggler_check(p, "mode", 1, 0.0).confirmed  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("broken", [
+    {"pairs": 2, "mode_block_ms": [1.0, 1.0]},  # an older manifest: no per-rank issue times
+    {"pairs": 2, "mode_block_ms": [1.0, 1.0], "rank_mode_issue_ms": [[0.5, 0.9]]},  # short
+    {"pairs": 2, "mode_block_ms": [1.0, 1.0], "rank_mode_issue_ms": [[0.9], [0.9]]},  # 1 rank
+    {"pairs": 2, "mode_block_ms": [1.0, 1.0], "rank_mode_issue_ms": [[0.5, 0.9], [0.5]]},
+    {"pairs": 2, "mode_block_ms": [1.0, 1.0], "rank_mode_issue_ms": [[0.5, "x"], [0.5, 1]]},
+    {"pairs": 2, "mode_block_ms": [1.0, 1.0], "rank_mode_issue_ms": [[0.5, -1], [0.5, 1]]},
+    {"pairs": 2, "mode_block_ms": "1.0", "rank_mode_issue_ms": [[0.5, 0.9], [0.5, 0.9]]},
+    {"pairs": 0, "mode_block_ms": [], "rank_mode_issue_ms": []},
+    {"pairs": True, "mode_block_ms": [1.0], "rank_mode_issue_ms": [[0.5, 0.9]]},
+])
+def test_without_usable_per_rank_issue_times_there_is_no_check(broken):
+    assert straggler_check(broken, "mode", 1, SHARE) is None
+
+
+# --- which straggler is checked, and what replaces an unconfirmed one ---------------------------
+
+SLOW0 = BoundingRank(0, SLOWEST, 5.0)
+ST1 = BoundingRank(1, STRAGGLER, 7.0, without_straggler=SLOW0)
+CONFIRMING = {"pairs": 3, "baseline_block_ms": [1.0] * 3, "mode_block_ms": [1.0] * 3,
+              "rank_baseline_issue_ms": [[0.5, 0.5], [0.5, 0.51], [0.49, 0.5]],
+              "rank_mode_issue_ms": [[0.5, 0.9], [0.5, 0.91], [0.49, 0.9]]}
+
+
+def test_a_host_straggler_is_kept_on_the_side_that_confirms_it_and_replaced_on_the_other():
+    base, mode = confirm_stragglers(CONFIRMING, (ST1, ST1), ("host", "host"), SHARE)
+    assert (mode.rank, mode.rule, mode.named_by) == (1, STRAGGLER, UNPROFILED_ISSUE)
+    assert mode.check is not None and mode.check.confirmed
+    assert (base.rank, base.rule, base.named_by, base.late_under_profiler) == (
+        0, SLOWEST, None, 1)  # as without a straggler: the slowest rank
+    assert base.exposed_comm_ns == SLOW0.exposed_comm_ns
+    assert base.check is not None and not base.check.confirmed
+
+
+def test_a_gpu_straggler_or_one_without_per_rank_times_keeps_the_profiled_rule():
+    for paired, causes in ((CONFIRMING, ("gpu", "gpu")), (CONFIRMING, (None, None)),
+                           ({"pairs": 3}, ("host", "host")), (None, ("host", "host"))):
+        base, mode = confirm_stragglers(paired, (ST1, ST1), causes, SHARE)
+        assert base == mode == ST1 and mode.named_by == PROFILED_LATENESS
+    assert confirm_stragglers(CONFIRMING, (SLOW0, SLOW0), ("host", "host"), SHARE) == (
+        SLOW0, SLOW0)  # no straggler: nothing to check
+
+
+def test_the_relative_cause_is_what_sets_the_straggler_apart_from_its_peers():
+    ms = 1e6
+    # one rank's compute ×2 (4 → 8 ms of a 10 ms step): its compute stands out, not its waits
+    gpu = excess_over_peers((0.0, 8 * ms), [(0.0, 4 * ms)])
+    assert gpu == (0.0, 4 * ms) and relative_cause(gpu, 10 * ms, SHARE) == "gpu"
+    # reports/tp_mlp eager, rank 0: waits 3.9 ms (peer 0) < its compute 4.9 ms, peers alike
+    tp = excess_over_peers((3.9 * ms, 4.87 * ms), [(0.0, 4.84 * ms)])
+    assert relative_cause(tp, 9.2 * ms, SHARE) == "host"
+    # reports/ddp_mlp cudagraph, rank 1: no waits, compute 6.8 µs above its peer's (0.6 %)
+    assert relative_cause((0.0, 6_750.0), 1.175 * ms, SHARE) == "host"
+    assert excess_over_peers((1.0, 1.0), []) is None
+    ev = LaunchEvidence(1, 0.0, 0.0, 10 * ms, gpu)
+    assert straggler_cause(ev, SHARE) == "gpu"
+    assert straggler_cause(LaunchEvidence(1, 0.0, 0.0, 10 * ms), SHARE) is None
+    assert straggler_cause(None, SHARE) is None
+
+
+def test_the_headline_clause_of_a_confirmed_and_of_an_unconfirmed_straggler():
+    base, mode = confirm_stragglers(CONFIRMING, (ST1, ST1), ("host", "host"), SHARE)
+    assert headline_clause(base, mode, exposed=False) == (
+        "rank 1 bounds the step (the straggler: last to arrive at its collectives; without the "
+        "profiler its host issue is 0.41 ms/step above its peers'; baseline: rank 0, slowest "
+        "period); the parts above are from its trace")
+    assert headline_clause(base, base, exposed=False) == (
+        "rank 0 bounds the step (the largest median step period; no straggler without the "
+        "profiler: rank 1 was late under the profiler only); the parts above are from its "
+        "trace")
+
+
+# --- through compare: the headline, its ranks and the launch evidence ---------------------------
+
+US = 1_000
+MS = 1_000_000
+
+
+def inputs(tmp_path: Path, rank_issue_mode: list[list[float]]) -> list[ModeInput]:
+    """eager / compile on two hand-built ranks (rank 1 late at the all-reduce, rank 0 the
+    longer period), rank 1 the profiled straggler of both, set apart by its host (waits
+    0.9 ms/step above its peer's); the mode's blocks record ``rank_issue_mode``."""
+    def ranked(mode: str, end: int) -> list[tuple[int, object]]:
+        return [(r, traceviz.analyze(rank_trace(tmp_path / mode, r, compute=c, arrive=a)).result)
+                for r, c, a in ((0, (1 * US, 4 * US), 5 * US), (1, (10 * US, end), 10 * US))]
+
+    e, c = ranked("e", 50 * US), ranked("c", 90 * US)
+    host = (0.9 * MS, 0.0)
+    paired = lockstep([[0.5, 0.9375]] * 8, rank_issue_mode)
+    timing = {"median_ms": 1.0, "p10_ms": 0.99, "p90_ms": 1.01}
+    return [ModeInput("eager", None, e[1][1], {"status": "ok", "timing": timing}, None,
+                      LaunchEvidence(1, 0.9 * MS, 0.8 * MS, 1.0 * MS, host),
+                      bounding=bounding_rank(e, 1)),
+            ModeInput("compile", None, c[1][1],
+                      {"status": "ok", "timing": {**timing, "median_ms": 0.5}, "paired": paired},
+                      None, LaunchEvidence(1, 0.4 * MS, 0.3 * MS, 0.5 * MS, host),
+                      bounding=bounding_rank(c, 1))]
+
+
+def test_through_compare_an_unconfirmed_straggler_is_not_named(tmp_path: Path):
+    c = compare(inputs(tmp_path, [[0.4375, 0.4375]] * 8))  # alike without the profiler
+    (h,) = c.headlines
+    assert ("rank 0 bounds the step (the largest median step period; no straggler without the "
+            "profiler: rank 1 was late under the profiler only; baseline: rank 1, straggler)"
+            ) in h.text
+    assert h.ranks is not None
+    assert h.ranks["bounding_rank"] == [1, 0]
+    assert h.ranks["straggler_rule"] == [UNPROFILED_ISSUE, None]
+    assert h.ranks["late_under_profiler_only"] == [None, 1]
+    check = h.ranks["straggler_check"][1]
+    assert (check["rank"], check["excess_ms"], check["confirmed"]) == (1, 0.0, False)
+    launch = next(v for v in c.verdicts if v.kind == "launch")
+    assert "straggler_host_wait_us" not in launch.evidence  # no straggler in the mode
+    assert launch.evidence["bounding_rank"] == [1, 0]
+    # the bounding split reads the slowest rank's issue times on the mode side
+    assert launch.evidence["host_issue_ms"] == [0.9375, 0.4375]
+
+
+def test_through_compare_a_confirmed_straggler_is_named_with_its_excess(tmp_path: Path):
+    c = compare(inputs(tmp_path, [[0.125, 0.4375]] * 8))
+    (h,) = c.headlines
+    assert ("rank 1 bounds the step (the straggler: last to arrive at its collectives; without "
+            "the profiler its host issue is 0.31 ms/step above its peers')") in h.text
+    assert h.ranks is not None and h.ranks["straggler_rule"] == [UNPROFILED_ISSUE] * 2
+    launch = next(v for v in c.verdicts if v.kind == "launch")
+    assert launch.evidence["straggler_host_wait_us"] == [900.0, 400.0]
