@@ -38,6 +38,7 @@ DOCUMENTED = {
     "baseline_drift_margin": "[0, 1]",
     "block_tail_allowance_us": "[0, ∞)",
     "gpu_bound_min_compute_share": "[0, 1]",
+    "straggler_min_share": "[0, 1]",
 }
 
 

@@ -40,8 +40,18 @@ from typing import Any
 
 import numpy as np
 
-from traceviz.analyze.distributed.bounding import BoundingRank, as_evidence, bounding_paired
-from traceviz.analyze.distributed.launch import LaunchEvidence, distributed_launch_verdict
+from traceviz.analyze.distributed.bounding import (
+    BoundingRank,
+    as_evidence,
+    bounding_paired,
+    confirm_stragglers,
+)
+from traceviz.analyze.distributed.launch import (
+    LaunchEvidence,
+    distributed_launch_verdict,
+    straggler_cause,
+    without_unconfirmed,
+)
 from traceviz.analyze.headline import Headline, build_headline
 from traceviz.analyze.host_wait import HostWaitShift, host_wait_shift
 from traceviz.analyze.launch_unprofiled import launch_verdict as unprofiled_launch_verdict
@@ -300,6 +310,21 @@ def _bounding_lean(inp: ModeInput, base: ModeInput) -> tuple[LeanParts, LeanPart
     return b.lean, m.lean
 
 
+def confirmed_stragglers(inp: ModeInput, base: ModeInput, t: Thresholds
+                         ) -> tuple[ModeInput, ModeInput]:
+    """The mode and its baseline with their bounding ranks' host-caused stragglers confirmed,
+    or not, by the mode's lockstep per-rank issue times (:func:`traceviz.analyze.distributed.
+    bounding.confirm_stragglers`); an unconfirmed straggler leaves the launch evidence too."""
+    if inp.bounding is None or base.bounding is None:
+        return inp, base
+    causes = (straggler_cause(base.ranks, t.straggler_min_share),
+              straggler_cause(inp.ranks, t.straggler_min_share))
+    b, m = confirm_stragglers(_get(inp.manifest, "paired"), (base.bounding, inp.bounding),
+                              causes, t.straggler_min_share)
+    return (replace(inp, bounding=m, ranks=without_unconfirmed(inp.ranks, m)),
+            replace(base, bounding=b, ranks=without_unconfirmed(base.ranks, b)))
+
+
 def bounding_split(inp: ModeInput, base: ModeInput, t: Thresholds) -> UnprofiledSplit | None:
     """The unprofiled split on the host issue times of the bounding ranks (baseline side: the
     baseline's, mode side: the mode's; :func:`traceviz.analyze.distributed.bounding.
@@ -538,8 +563,9 @@ def compare(
             continue
         assert inp.analysis is not None and base_inp.analysis is not None
         vi = verdict_inputs(inp, row)
+        inp, mode_base = confirmed_stragglers(inp, base_inp, t)  # this mode's baseline ranks
         # a distributed mode with every rank's issue times: the bounding ranks' split
-        bounded = bounding_split(inp, base_inp, t) if ev.source == PAIRED else None
+        bounded = bounding_split(inp, mode_base, t) if ev.source == PAIRED else None
         on_bounding = bounded is not None and bool(ev.speedup)  # the split below is used
         split = bounded or unprofiled_split(inp, ev, t, base_inp)
         if split is not None and ev.speedup:
@@ -547,7 +573,7 @@ def compare(
             w = build_unprofiled_waterfall(
                 inp.mode, inp.analysis, baseline, base_inp.analysis,
                 baseline_ms=split.baseline.period_ms, speedup=ev.speedup,
-                issue_saved_ms=split.issue_saved_ms.value, lean=_bounding_lean(inp, base_inp))
+                issue_saved_ms=split.issue_saved_ms.value, lean=_bounding_lean(inp, mode_base))
             found = (fusion_verdict(vi, base_vi, speed, t, unprofiled_saved_ns=-w.delta_ns,
                                     unprofiled_busy_saved_ns=-w.compute_busy_delta_ns),
                      unprofiled_launch_verdict(vi, base_vi, speed, split, t))
@@ -563,10 +589,10 @@ def compare(
                      if inp.stack_analysis is not None else "")
             found = tuple(replace(v, explanation=f"{v.explanation}; {where}{shift.phrase()}")
                           if v.kind == "launch" else v for v in found)
-        bounding = (None if inp.bounding is None or base_inp.bounding is None
-                    else (base_inp.bounding, inp.bounding))
-        if inp.ranks is not None and base_inp.ranks is not None:  # distributed
-            found = tuple(distributed_launch_verdict(v, base_inp.ranks, inp.ranks,
+        bounding = (None if inp.bounding is None or mode_base.bounding is None
+                    else (mode_base.bounding, inp.bounding))
+        if inp.ranks is not None and mode_base.ranks is not None:  # distributed
+            found = tuple(distributed_launch_verdict(v, mode_base.ranks, inp.ranks,
                                                      speed.status, t.launch_min_wait_share,
                                                      on_bounding)
                           if v.kind == "launch" else v for v in found)

@@ -20,11 +20,12 @@ Three kinds of verdict per non-baseline mode (rules in ``docs/comparison.md``):
             period must also fall more than ``max_profiler_inflation``-fold.
 
 Each :class:`Verdict` carries its status (``WIN``, ``NO_WIN``, ``REGRESSION``,
-``INCONCLUSIVE``; ``SKIPPED`` for every verdict of a mode the run skipped), the numbers it was decided from (``evidence``), the thresholds used and a
-one-line explanation derived from the data, ending with the mode's context (cudagraph skips,
-graph breaks, recompiles, input copies). Relative drops are ``1 - mode / baseline``
-(0.2 = "20 % fewer"). Per-step counts are the medians of :class:`~traceviz.analyze.model.PerStep`;
-the attribution of the period saved uses the waterfall's exact means.
+``INCONCLUSIVE``; ``SKIPPED`` for every verdict of a mode the run skipped), the numbers it was
+decided from (``evidence``), the thresholds used and a one-line explanation derived from the
+data, ending with the mode's context (cudagraph skips, graph breaks, recompiles, input
+copies). Relative drops are ``1 - mode / baseline`` (0.2 = "20 % fewer"). Per-step counts are
+the medians of :class:`~traceviz.analyze.model.PerStep`; the attribution of the period saved
+uses the waterfall's exact means.
 """
 
 from __future__ import annotations
@@ -106,6 +107,8 @@ THRESHOLD_RANGES: dict[str, Range] = {
                                      "may run on after the host's last call"),
     "gpu_bound_min_compute_share": Range(0.0, 1.0, True, True, "a share of the unprofiled "
                                          "step; 0 lets the lag alone decide"),
+    "straggler_min_share": Range(0.0, 1.0, True, True, "a share of the unprofiled step; 0 lets "
+                                 "the CI alone decide"),
 }
 
 
@@ -146,6 +149,10 @@ class Thresholds:
     # share of the unprofiled step the lean trace's compute busy must fill for GPU-bound.
     block_tail_allowance_us: float = 150.0
     gpu_bound_min_compute_share: float = 0.5
+    # A host-caused straggler is named only when, without the profiler, its host issue time per
+    # step exceeds the median of the other ranks' by at least this share of the unprofiled
+    # step (traceviz.analyze.distributed.bounding.straggler_check names the calibration cells).
+    straggler_min_share: float = 0.05
 
     def __post_init__(self) -> None:
         for f in fields(self):
