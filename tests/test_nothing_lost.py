@@ -164,6 +164,16 @@ def test_profile_force_never_follows_a_symbolic_link_inside_the_run(tmp_path: Pa
     assert precious.read_bytes() == b"mine"
 
 
+def test_profile_out_below_a_file_is_one_line(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    for force in ([], ["--force"]):
+        res = invoke("profile", WORKLOAD, "--out", notes / "run", *force)
+        one_line_error(res, 1)
+        assert "is not a directory" in res.output
+    assert notes.read_text() == "mine"
+
+
 # --- item 3: --force never replaces a special file or a link -----------------------------------
 
 

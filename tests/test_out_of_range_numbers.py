@@ -40,3 +40,21 @@ def test_a_number_beyond_the_float_range_is_an_invalid_time_named_in_health(
     assert health[code].count == 1 and health[code].strict
     assert health[code].first_event.name == "k"
     assert (a.totals.excluded_events, a.totals.kernels, a.totals.steps) == (1, 2, 3)
+
+
+def test_a_null_duration_is_an_invalid_time_not_zero(tmp_path: Path) -> None:
+    """``"dur": null`` on kernels is named (``invalid_duration``), not read as 0 µs of GPU
+    work; an absent ``dur`` stays 0 (instant events have none)."""
+    b = TraceBuilder()
+    for n in (1, 2, 3):
+        s = n * 100_000
+        b.step(n, s, 100_000)
+        b.kernel(launch_ts=s + 1_000, ts=s + 5_000, dur=20_000, name="k")
+    path = b.write(tmp_path / "t.json")
+    doc = json.loads(path.read_text())
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "kernel":
+            e["dur"] = None
+    path.write_text(json.dumps(doc))
+    health = {w.code: w for w in traceviz.analyze(path).result.health}
+    assert health["invalid_duration"].count == 3

@@ -151,7 +151,14 @@ def check_run_dir(path: Path, force: bool) -> None:
     files (:func:`run_made`); never an arbitrary folder or file."""
     if path.is_symlink():
         raise RunDirError(f"{path} is a symbolic link; give the directory it points to")
-    if not path.exists() or (path.is_dir() and not any(path.iterdir())):
+    if not path.exists():
+        parent = path.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            raise RunDirError(f"{path}: {parent} is not a directory")
+        return
+    if path.is_dir() and not any(path.iterdir()):
         return
     if not path.is_dir():
         raise RunDirError(f"{path} exists and is not a directory; refusing to replace it, even "
@@ -174,5 +181,8 @@ def prepare_run_dir(path: Path, force: bool) -> Path:
             remove_run(path)
         except NotARunError as exc:  # it changed since the check
             raise RunDirError(f"{path}: {exc}; refusing to replace it") from None
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunDirError(f"{path}: cannot create the run directory ({exc.strerror})") from None
     return path

@@ -92,8 +92,8 @@ class _LooseEvent(msgspec.Struct, gc=False):
     name: Any = None
     pid: Any = None
     tid: Any = None
-    ts: Any = None
-    dur: Any = None
+    ts: Any = msgspec.UNSET  # absent (UNSET) is 0; a present ``null`` is no time
+    dur: Any = msgspec.UNSET
     args: Any = None
     id: Any = None
 
@@ -176,9 +176,9 @@ _MAX_US = 9.2e15
 
 
 def us_to_ns(values: list[Any]) -> np.ndarray:
-    """Convert Kineto microsecond values (int, float, numeric string, None) to int64 ns, exactly.
+    """Convert Kineto microsecond values (int, float, numeric string) to int64 ns, exactly.
 
-    ``None`` (absent) becomes 0. NaN, ±Infinity, non-numeric values and values beyond
+    ``None`` (a JSON ``null``), NaN, ±Infinity, non-numeric values and values beyond
     ``±MAX_TIME_US`` become :data:`INVALID_NS`. Negative values stay negative.
     """
     try:
@@ -193,10 +193,13 @@ def us_to_ns(values: list[Any]) -> np.ndarray:
 
 
 def _to_float(v: Any) -> float:
-    """A µs value as float: absent → 0.0; anything that is no number (text, bool, a list) or
-    too large for a float → NaN, which :func:`us_to_ns` marks :data:`INVALID_NS`."""
-    if v is None:
+    """A µs value as float: absent (``msgspec.UNSET``) → 0.0; anything that is no number
+    (``null``, text, bool, a list) or too large for a float → NaN, which :func:`us_to_ns` marks
+    :data:`INVALID_NS`."""
+    if v is msgspec.UNSET:
         return 0.0
+    if v is None:
+        return float("nan")
     if isinstance(v, bool):
         return float("nan")
     try:
