@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from traceviz.analyze.compare import Comparison
+from traceviz.analyze.compare import CPU_RUN, Comparison
 from traceviz.analyze.model import Analysis
 from traceviz.analyze.waterfall import UNPROFILED, Waterfall
 from traceviz.report.step_rows import DEFAULT_MAX_STEP_ROWS, shown_steps
@@ -69,6 +69,41 @@ def _layout(fig: go.Figure, title: str, height: int = 380) -> go.Figure:
 
 def _esc(names: list[str] | np.ndarray) -> list[str]:
     return [html.escape(str(n)) for n in names]
+
+
+#: What the title of a figure that draws nothing says before why (a page shows that line in
+#: the figure's place: :func:`not_drawn_line`).
+NOT_DRAWN = "not drawn"
+
+
+def _not_drawn(fig: go.Figure, title: str, why: str) -> go.Figure:
+    """``fig`` (no trace with data) titled "``title``: not drawn, ``why``"."""
+    return _layout(fig, f"{title}: {NOT_DRAWN}, {why}")
+
+
+def _values(trace: dict[str, object]) -> list[object]:
+    """The values a trace draws (bars, points, cells, slices), flattened: ``y`` (``x`` for a
+    horizontal bar), else ``z``, else ``values``, else ``labels``."""
+    key = "x" if trace.get("orientation") == "h" else "y"
+    for name in (key, "z", "values", "labels"):
+        if trace.get(name) is not None:
+            flat = np.asarray(trace[name], dtype=object).ravel()
+            return list(flat)
+    return []
+
+
+def drawn(fig: go.Figure) -> bool:
+    """Whether ``fig`` draws anything: a trace with at least one value that is not missing
+    (``None`` or NaN)."""
+    return any(v is not None and not (isinstance(v, float) and np.isnan(v))
+               for t in fig.data for v in _values(t.to_plotly_json()))
+
+
+def not_drawn_line(fig: go.Figure) -> str:
+    """The line shown in place of a figure that draws nothing (plain text): its title, which
+    says why when its builder knew (:data:`NOT_DRAWN`), else the title and "nothing to plot"."""
+    title = html.unescape(str(fig.layout.title.text or "figure"))
+    return title if f": {NOT_DRAWN}," in title else f"{title}: {NOT_DRAWN}, nothing to plot"
 
 
 def step_breakdown(analysis: Analysis, rows: Sequence[int] | np.ndarray | None = None
@@ -151,7 +186,7 @@ def timeline(trace: Trace, analysis: Analysis) -> tuple[go.Figure, str]:
     step = analysis.representative_step()
     fig = go.Figure()
     if step is None:
-        return _layout(fig, "Timeline: no step with GPU work"), ""
+        return _not_drawn(fig, "Timeline", "no step with GPU work"), ""
     gpu = trace.gpu
     rows = np.flatnonzero(analysis.activity_step == step.index)
     acts = gpu.iloc[rows]
@@ -307,34 +342,41 @@ def kernel_families(analysis: Analysis) -> go.Figure:
     return _layout(fig, "GPU time by kernel family", height=max(260, 28 * len(fams) + 120))
 
 
+def _no_gpu_reason(comparison: Comparison) -> str:
+    """Why a comparison has no per-step GPU figures: a CPU run, or no mode with GPU steps."""
+    if any(CPU_RUN in n for n in comparison.notes):
+        return "the steps ran on the CPU (no GPU activity in the traces)"
+    return "no mode has a trace with GPU work"
+
+
 def compare_counts(comparison: Comparison) -> go.Figure:
-    """Kernels/step and launch calls/step per mode (medians)."""
+    """Kernels/step and launch calls/step per mode (medians); each series only when a mode
+    has it, and none (the title says why: :data:`NOT_DRAWN`) when no mode does."""
     import plotly.graph_objects as go
 
-    rows = [r for r in comparison.rows if r.kernels is not None]
-    x = _esc([r.mode for r in rows])
-    fig = go.Figure(
-        [
-            go.Bar(name="kernels/step", x=x, y=[r.kernels for r in rows],
-                   marker_color=COLORS["gpu_busy"], texttemplate="%{y:,.0f}",
-                   textposition="outside"),
-            go.Bar(name="launch calls/step", x=x, y=[r.launches for r in rows],
-                   marker_color=COLORS["host_wait"], texttemplate="%{y:,.0f}",
-                   textposition="outside"),
-        ]
-    )
+    fig = go.Figure()
+    for key, name, color in (("kernels", "kernels/step", COLORS["gpu_busy"]),
+                             ("launches", "launch calls/step", COLORS["host_wait"])):
+        rows = [r for r in comparison.rows if getattr(r, key) is not None]
+        if rows:
+            fig.add_trace(go.Bar(name=name, x=_esc([r.mode for r in rows]),
+                                 y=[getattr(r, key) for r in rows], marker_color=color,
+                                 texttemplate="%{y:,.0f}", textposition="outside"))
+    title = "Kernels and launch calls per step"
+    if not fig.data:
+        return _not_drawn(fig, title, _no_gpu_reason(comparison))
     fig.update_layout(barmode="group", yaxis={"title": "per step (median)"})
-    return _layout(fig, "Kernels and launch calls per step")
+    return _layout(fig, title)
 
 
 def compare_times(comparison: Comparison) -> go.Figure:
-    """Unprofiled step time (median, p10–p90 error bar) next to the profiled GPU period (ms)."""
+    """Unprofiled step time (median, p10–p90 error bar) next to the profiled GPU period (ms);
+    each series only when a mode has it (a CPU run has no GPU period: the title says so), and
+    none (:data:`NOT_DRAWN`) when no mode has either."""
     import plotly.graph_objects as go
 
-    rows = [r for r in comparison.rows if r.period_ms is not None or r.time_median_ms is not None]
-    x = _esc([r.mode for r in rows])
     fig = go.Figure()
-    timed = [r for r in rows if r.time_median_ms is not None]
+    timed = [r for r in comparison.rows if r.time_median_ms is not None]
     if timed:
         fig.add_trace(
             go.Bar(
@@ -349,11 +391,21 @@ def compare_times(comparison: Comparison) -> go.Figure:
                 },
             )
         )
-    fig.add_trace(
-        go.Bar(name="profiled GPU period/step (median)", x=x,
-               y=[r.period_ms for r in rows], marker_color=COLORS["gpu_busy"])
-    )
-    fig.update_layout(barmode="group", yaxis={"title": "ms per step"})
+    profiled = [r for r in comparison.rows if r.period_ms is not None]
+    if profiled:
+        fig.add_trace(
+            go.Bar(name="profiled GPU period/step (median)", x=_esc([r.mode for r in profiled]),
+                   y=[r.period_ms for r in profiled], marker_color=COLORS["gpu_busy"])
+        )
+    if not fig.data:
+        return _not_drawn(fig, "Step time", "no mode has a step time or a GPU period")
+    fig.update_layout(barmode="group", yaxis={"title": "ms per step"},
+                      showlegend=len(fig.data) > 1)
+    if not profiled:
+        return _layout(fig, "Step time without the profiler (median, p10–p90); no GPU period: "
+                       + _no_gpu_reason(comparison))
+    if not timed:
+        return _layout(fig, "Step time: profiled GPU period (median; no unprofiled timing)")
     return _layout(fig, "Step time: unprofiled vs profiled")
 
 

@@ -8,13 +8,23 @@ fixed ids of the model, and nothing time-dependent is written.
 from __future__ import annotations
 
 import html
+import re
 
 from traceviz._version import __version__
 from traceviz.report.badges import BADGES
+from traceviz.report.figures import NOT_DRAWN, drawn, not_drawn_line
 from traceviz.report.model import Figure, Report, Table
 from traceviz.report.shorten import shorten_names
 
 PLOTLYJS_MODES = ("inline", "cdn")
+#: Where a page built with ``--plotlyjs cdn`` loads plotly.js from.
+CDN_URL = "https://cdn.plot.ly/"
+#: What a CDN page shows in each plot's place until plotly.js has loaded (offline: for good).
+CDN_NOTE = ("The plots load plotly.js from the CDN (cdn.plot.ly), which did not load: offline "
+            "they cannot be drawn; rebuild the report with --plotlyjs inline.")
+#: The CDN script tag's onload (offline the tag fails silently, and this never runs): marks
+#: the page ``cdn-loaded`` when plotly.js is there, which hides every ``.cdn-note`` (CSS).
+_CDN_LOADED = "if(window.Plotly)document.documentElement.classList.add('cdn-loaded')"
 
 _CSS = """
 :root{--fg:#1d2330;--muted:#5b6474;--line:#e3e6ec;--bg:#f7f8fa;--accent:#4C78A8}
@@ -42,9 +52,13 @@ margin:16px 0}
 .warnings ul{margin:4px 0 0;padding-left:20px}
 .scroll{overflow-x:auto}
 table{border-collapse:collapse;font-size:13px;margin:4px 0}
-th,td{padding:4px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
-th{background:#f0f2f5;font-weight:600;white-space:nowrap}
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+th,td{padding:4px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+th{background:#f0f2f5;font-weight:600}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+td.n{white-space:nowrap}
+td.n.w{white-space:normal}
+td.n.w span,th span{white-space:nowrap}
+th.prose{min-width:18ch}
 td{max-width:70ch;overflow-wrap:break-word}
 td details summary{cursor:pointer;list-style-position:outside}
 td details[open] summary{color:var(--muted)}
@@ -54,9 +68,7 @@ tr:last-child td{border-bottom:none}
 .grid2{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:0 24px}
 @media (max-width:1100px){.grid2{grid-template-columns:minmax(0,1fr)}}
 #tbl-verdicts td,#tbl-headlines td{max-width:120ch}
-#tbl-modes th,#tbl-modes td.n{white-space:normal}
-#tbl-modes td{max-width:26ch}
-#tbl-verdicts td:first-child,#tbl-headlines td:first-child,#tbl-modes td:first-child,
+#tbl-verdicts td:first-child,#tbl-headlines td:first-child,
 #tbl-waterfall td:first-child,#tbl-waterfall-unprofiled td:first-child,
 #tbl-unprofiled td:first-child,#tbl-diag td:first-child{white-space:nowrap}
 .status{font-weight:700;border-radius:4px;padding:1px 6px;white-space:nowrap}
@@ -67,6 +79,12 @@ tr:last-child td{border-bottom:none}
 .st-SKIPPED{background:#e3ecf7;color:#2f4f75}
 .st-FAILED{background:#f3e0f5;color:#6e2477}
 footer{color:var(--muted);font-size:12px;padding:0 32px 24px}
+.figure-empty{border:1px dashed var(--line);border-radius:6px;padding:8px 12px;margin:8px 0 16px}
+.figure{position:relative}
+.cdn-note{position:absolute;top:45%;left:0;right:0;z-index:1;margin:0 auto;
+max-width:90ch;text-align:center;color:var(--fg);background:#fff7e6;border:1px solid #f3d19c;
+border-radius:6px;padding:8px 12px}
+.cdn-loaded .cdn-note{display:none}
 """
 
 
@@ -78,9 +96,20 @@ def _e(text: object) -> str:
 CLIP_CHARS = 90
 
 
+#: A numeric cell longer than this (characters) may wrap between its words ("0.709
+#: (0.696–0.753) noisy"), each word kept whole (:func:`_whole`); shorter ones ("1.57 s") never
+#: wrap.
+WRAP_NUMERIC = 12
+#: A text column with a cell longer than this (characters) is kept at least 18 characters
+#: wide (``th.prose``): a long reason wraps as text, not one word per line.
+PROSE_CHARS = 24
+
+
 def _cell(text: str, numeric: bool, clip: bool, short: str = "") -> str:
     if text in BADGES:
         return f'<td><span class="status st-{text}">{_e(text)}</span></td>'
+    if numeric and len(text) > WRAP_NUMERIC and " " in text:
+        return f'<td class="n w">{" ".join(_whole(w) for w in text.split(" "))}</td>'
     if numeric:
         return f'<td class="n">{_e(text)}</td>'
     if clip and len(text) > CLIP_CHARS:
@@ -97,13 +126,32 @@ def _shortened(t: Table, clip: tuple[bool, ...]) -> list[tuple[str, ...]]:
     return list(zip(*cols, strict=True)) if cols else [() for _ in t.rows]
 
 
+def _whole(word: str) -> str:
+    """``word`` escaped, kept on one line when it holds a dash a browser would break at
+    ("(0.924–1.239)", "cpu-bound"; such a word is a ``<span>``, which the CSS keeps whole)."""
+    return f"<span>{_e(word)}</span>" if re.search("[-–]", word) else _e(word)
+
+
+def _header(name: str) -> str:
+    """A column header, escaped, that may wrap between its words and after a slash inside a
+    word ("kernels/" "step"), never at a dash ("p10–p90" stays whole)."""
+    return " ".join("<wbr>".join(_whole(p) for p in re.split(r"(?<=/)(?=.)", word))
+                    for word in name.split(" "))
+
+
+def _th(name: str, numeric: bool, prose: bool) -> str:
+    """A header cell: right-aligned over numbers, at least 18 characters wide over long text
+    (``prose``: a cell longer than :data:`PROSE_CHARS`)."""
+    cls = ' class="n"' if numeric else ' class="prose"' if prose else ""
+    return f"<th{cls}>{_header(name)}</th>"
+
+
 def _table(t: Table) -> str:
     numeric = t.numeric or (False,) * len(t.columns)
     clip = t.clip or (False,) * len(t.columns)
-    head = "".join(
-        f'<th class="n">{_e(c)}</th>' if n else f"<th>{_e(c)}</th>"
-        for c, n in zip(t.columns, numeric, strict=True)
-    )
+    prose = [not n and i > 0 and any(len(r[i]) > PROSE_CHARS for r in t.rows)
+             for i, n in enumerate(numeric)]
+    head = "".join(_th(c, n, wide) for c, n, wide in zip(t.columns, numeric, prose, strict=True))
     body = "".join(
         "<tr>" + "".join(_cell(c, n, k, sh)
                          for c, n, k, sh in zip(r, numeric, clip, short, strict=True))
@@ -140,16 +188,27 @@ if(x[0]!==y[0])return x[0]-y[0];var c=x[1]<y[1]?-1:x[1]>y[1]?1:0;return asc?c:-c
 </script>"""
 
 
-def _figure(f: Figure) -> str:
+def _figure(f: Figure, cdn: bool = False) -> str:
+    """The figure's plotly div and note; a figure that draws nothing is one line saying why
+    (:func:`~traceviz.report.figures.not_drawn_line`) instead of an empty plot. ``cdn``: the
+    page loads plotly.js from the CDN, so the div carries :data:`CDN_NOTE`, hidden once
+    plotly.js has loaded."""
     import plotly.io as pio
 
+    note = f'<p class="note">{_e(f.note)}</p>' if f.note else ""
+    if not drawn(f.figure):
+        line = _e(not_drawn_line(f.figure))
+        return f'<p class="note figure-empty" id="{_e(f.id)}">{line}</p>{note}'
     height = f.figure.layout.height or 400
     div = pio.to_html(
         f.figure, full_html=False, include_plotlyjs=False, div_id=f.id,
         default_height=f"{height}px", config={"displaylogo": False, "responsive": True},
     )
-    note = f'<p class="note">{_e(f.note)}</p>' if f.note else ""
-    return f'<div class="figure">{div}</div>{note}'
+    offline = ""
+    if cdn:
+        title = html.unescape(str(f.figure.layout.title.text or "This plot"))
+        offline = f'<p class="cdn-note">{_e(title)}: {NOT_DRAWN}. {_e(CDN_NOTE)}</p>'
+    return f'<div class="figure">{offline}{div}</div>{note}'
 
 
 def _plotlyjs(mode: str, needed: bool) -> str:
@@ -161,8 +220,8 @@ def _plotlyjs(mode: str, needed: bool) -> str:
     import plotly.offline as po
 
     if mode == "cdn":
-        return (f'<script charset="utf-8" src="https://cdn.plot.ly/plotly-'
-                f'{po.get_plotlyjs_version()}.min.js"></script>')
+        return (f'<script charset="utf-8" src="{CDN_URL}plotly-'
+                f'{po.get_plotlyjs_version()}.min.js" onload="{_CDN_LOADED}"></script>')
     return f'<script charset="utf-8">{po.get_plotlyjs()}</script>'
 
 
@@ -182,10 +241,12 @@ def _perfetto(hint: tuple[str, str | None] | None) -> str:
 
 def render_html(report: Report, plotlyjs: str = "inline",
                 perfetto: tuple[str, str | None] | None = None) -> str:
-    """The whole page; ``plotlyjs`` is "inline" (works offline) or "cdn" (small file), left out
-    of a page without figures. ``perfetto``: (export command, link to an exported overlay or
-    None) for a trace report."""
-    script = _plotlyjs(plotlyjs, bool(report.figures()))
+    """The whole page; ``plotlyjs`` is "inline" (works offline) or "cdn" (small file; each plot
+    says why it is blank until plotly.js has loaded: :data:`CDN_NOTE`), left out of a page
+    without a figure that draws something. ``perfetto``: (export command, link to an exported
+    overlay or None) for a trace report."""
+    script = _plotlyjs(plotlyjs, any(drawn(f.figure) for f in report.figures()))
+    cdn = bool(script) and plotlyjs == "cdn"
     facts = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in report.facts)
     warnings = ""
     if report.warnings:
@@ -196,12 +257,13 @@ def render_html(report: Report, plotlyjs: str = "inline",
     sections = []
     sortable = any(isinstance(i, Table) and i.sortable for s in report.sections for i in s.items)
     for s in report.sections:
-        figs = "".join(_figure(i) for i in s.items if isinstance(i, Figure))
+        figs = "".join(_figure(i, cdn) for i in s.items if isinstance(i, Figure))
         tables = "".join(_table(i) for i in s.items if isinstance(i, Table))
         if s.grid:
             body = f'<div class="grid2">{figs}</div>{tables}'
         else:
-            body = "".join(_table(i) if isinstance(i, Table) else _figure(i) for i in s.items)
+            body = "".join(_table(i) if isinstance(i, Table) else _figure(i, cdn)
+                           for i in s.items)
         sections.append(f'<section id="{_e(s.id)}"><h2>{_e(s.title)}</h2>'
                         f'<p class="intro">{_e(s.intro)}</p>{body}</section>')
     # The headline comes first; the health notes follow it (before everything else otherwise).
