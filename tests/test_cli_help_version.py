@@ -12,7 +12,7 @@ import pytest
 from traceviz._version import __version__
 from traceviz.cli.compare_cmd import parse_expectation
 
-COMMANDS = ("report", "profile", "compare", "check", "export")
+COMMANDS = ("report", "profile", "compare", "check", "kernel-diff", "export")
 
 
 def traceviz(*args: str) -> subprocess.CompletedProcess[str]:

@@ -40,7 +40,8 @@ def test_the_deepest_paths_holding_ten_percent_are_named(tmp_path: Path) -> None
     assert informative_sources(h) == (("aten::add", 30_000), ("fwd", 30_000), ("edge", 10_000))
     s = summary_sentence(h, a.totals.cpu_bound_share)
     assert s is not None and s.endswith(
-        ": 30% of it in `aten::add`, 30% in `fwd`, 10% in `edge`")
+        ": 30% of it in `aten::add`, 30% in `fwd`, 10% in `edge` (deepest call paths holding "
+        "≥ 10% each, not the table's inclusive shares)")
 
 
 def test_a_path_one_ns_under_ten_percent_is_not_named(tmp_path: Path) -> None:

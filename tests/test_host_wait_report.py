@@ -63,7 +63,8 @@ def test_summary_sentence_skips_wrappers_and_small_sources(tmp_path: Path) -> No
     s = summary_sentence(a.host_wait_sources, a.totals.cpu_bound_share)
     # train_step (100%) has callees with >= 10%; tiny (5%), the script op (4%), the tail (1%) < 10%.
     assert s == (f"{100 * a.totals.cpu_bound_share:.0f}% CPU-bound (whole trace): 40% of it in "
-                 "`opt`, 30% in `fwd`")
+                 "`opt`, 30% in `fwd` (deepest call paths holding ≥ 10% each, not the table's "
+                 "inclusive shares)")
 
 
 def test_markdown_text_and_html_show_the_sources(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
-"""Modes that did not run wear SKIPPED / FAILED badges (their own colour) in every format,
-while their verdicts' status stays INCONCLUSIVE for ``check`` and JSON consumers."""
+"""Modes that did not run wear SKIPPED / FAILED badges (their own colour) in every format; a
+skipped mode's verdicts have status SKIPPED in the data too, a failed mode's stay
+INCONCLUSIVE."""
 
 from __future__ import annotations
 
@@ -30,16 +31,17 @@ def test_only_modes_that_did_not_run_get_a_not_run_badge(row_status: str, shown:
     assert not_run_badge(row_status) == shown
 
 
-def test_json_keeps_inconclusive_status_and_adds_the_badge(built) -> None:
+def test_json_status_is_skipped_for_a_skipped_mode_and_the_badge_says_failed(built) -> None:
     doc = json.loads(render(*built, "json"))
     by = {(v["mode"], v["kind"]): v for v in doc["verdicts"]}
     for kind in ("speed", "fusion", "launch"):
-        assert by[("triton", kind)]["status"] == "INCONCLUSIVE"
+        assert by[("triton", kind)]["status"] == "SKIPPED"
         assert by[("triton", kind)]["badge"] == "SKIPPED"
         assert by[("broken", kind)]["status"] == "INCONCLUSIVE"
         assert by[("broken", kind)]["badge"] == "FAILED"
     assert by[("compile", "speed")]["badge"] == by[("compile", "speed")]["status"]
     assert doc["headline"]["triton"]["badge"] == "SKIPPED"
+    assert doc["headline"]["triton"]["speed_status"] == "SKIPPED"
     assert doc["headline"]["broken"]["badge"] == "FAILED"
 
 

@@ -226,22 +226,31 @@ def baseline_drift(paired: dict[str, Any] | None, base: Timing,
                          median, min(p10, p90), max(p10, p90), margin)
 
 
-def format_speedup(speedup: float) -> str:
-    """"1.71× faster" / "1.25× slower" (the inverse, for a speed-up below 1)."""
+def format_speedup(speedup: float, significant: bool = True) -> str:
+    """"1.71× faster" / "1.25× slower" (the inverse, for a speed-up below 1); "no change
+    (1.00×)" when both read 1.00; "1.03× (not significant)" when the speed verdict cannot tell
+    (``significant`` false: it is INCONCLUSIVE), so the words never claim what it does not."""
+    if f"{speedup:.2f}" == "1.00" and f"{1 / speedup:.2f}" == "1.00":
+        return "no change (1.00×)"
+    if not significant:
+        return f"{speedup:.2f}× (not significant)"
     if speedup >= 1:
         return f"{speedup:.2f}× faster"
     return f"{1 / speedup:.2f}× slower"
 
 
-def describe(ev: SpeedEvidence) -> str:
-    """The outcome in words, with its CI or its source: the start of every headline."""
+def describe(ev: SpeedEvidence, status: str | None = None) -> str:
+    """The outcome in words, with its CI or its source: the start of every headline.
+    ``status``: the speed verdict's (``INCONCLUSIVE``: the speed-up is "not significant",
+    :func:`format_speedup`)."""
     if ev.speedup is None:
         return "speed not measured" + (f" ({ev.note})" if ev.note else "")
-    s = format_speedup(ev.speedup)
+    significant = status != "INCONCLUSIVE"
+    s = format_speedup(ev.speedup, significant)
     if ev.source == PAIRED:
         lvl = f"{(ev.level or 0.95) * 100:.0f} %"
         pairs = f", {ev.pairs} pairs" if ev.pairs else ""
-        slower = f"speed-up {ev.speedup:.2f}, " if ev.speedup < 1 else ""
+        slower = f"speed-up {ev.speedup:.2f}, " if s.endswith("slower") else ""
         return f"{s} ({slower}{lvl} CI {ev.ci_low:.2f}–{ev.ci_high:.2f}{pairs})"
     if ev.source == UNPAIRED:
         return (f"{s} by unpaired medians ({ev.baseline_ms:.3f} → {ev.mode_ms:.3f} ms/step, "
@@ -310,7 +319,7 @@ def speed_verdict(
     baseline against its own process (:func:`baseline_drift`), flagged in the explanation
     when it drifted; it never changes the status."""
     status, why = speed_status(ev, t.min_speedup, t.max_profiler_inflation)
-    outcome = describe(ev)
+    outcome = describe(ev, status)
     evidence = {"baseline": baseline, **ev.as_evidence(), "outcome": outcome,
                 "context": list(context)}
     used = {"min_speedup": t.min_speedup}

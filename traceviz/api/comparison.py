@@ -114,8 +114,15 @@ class Comparison:
         return tuple(r.mode for r in self._result.rows)
 
     def __repr__(self) -> str:
-        counts = pd.Series([v.status for v in self._result.verdicts]).value_counts()
-        said = ", ".join(f"{n} {s}" for s, n in counts.items()) or "no verdicts"
+        """The verdicts counted by the badge every report shows (a skipped mode's are SKIPPED,
+        a failed mode's FAILED: :mod:`traceviz.report.badges`), in badge order."""
+        from collections import Counter
+
+        from traceviz.report.badges import BADGES, badge, not_run_badges
+
+        not_run = not_run_badges(self._result.rows)
+        counts = Counter(badge(v.status, v.mode, not_run) for v in self._result.verdicts)
+        said = ", ".join(f"{counts[b]} {b}" for b in BADGES if counts[b]) or "no verdicts"
         return f"<traceviz.Comparison of {len(self.modes)} modes vs {self.baseline}: {said}>"
 
     @cached_property
@@ -126,9 +133,9 @@ class Comparison:
 
     @cached_property
     def verdicts(self) -> pd.DataFrame:
-        """One row per (mode, kind) decision: ``mode``, ``kind`` (fusion, launch), ``status``
-        (WIN, NO_WIN, REGRESSION, INCONCLUSIVE), ``explanation``, ``evidence`` and
-        ``thresholds`` (dicts)."""
+        """One row per (mode, kind) decision: ``mode``, ``kind`` (speed, fusion, launch),
+        ``status`` (WIN, NO_WIN, REGRESSION, INCONCLUSIVE; SKIPPED for a mode the run skipped),
+        ``explanation``, ``evidence`` and ``thresholds`` (dicts)."""
         cols = ["mode", "kind", "status", "explanation", "evidence", "thresholds"]
         return pd.DataFrame([{c: getattr(v, c) for c in cols} for v in self._result.verdicts],
                             columns=cols)

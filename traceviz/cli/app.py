@@ -9,11 +9,13 @@ import sys
 
 import typer
 
+from traceviz.cli.help_format import Command, Group
 from traceviz.cli.version import VersionOpt
 from traceviz.freed_memory import return_freed_memory
 
 app = typer.Typer(
     name="traceviz",
+    cls=Group,
     help="Evidence from PyTorch profiler traces: did torch.compile / CUDA graphs cut kernel "
     "count and launch overhead?",
     no_args_is_help=True,
@@ -76,17 +78,17 @@ def _exit_now(code: object) -> None:
 # Commands (each module keeps its heavy imports inside the command function).
 from traceviz.cli import report_cmd  # noqa: E402
 
-app.command("report")(report_cmd.report)
+app.command("report", cls=Command)(report_cmd.report)
 from traceviz.cli import profile_cmd  # noqa: E402
 
-app.command("profile")(profile_cmd.profile)
+app.command("profile", cls=Command)(profile_cmd.profile)
 from traceviz.cli import compare_cmd  # noqa: E402
 
-app.command("compare")(compare_cmd.compare)
-app.command("check")(compare_cmd.check)
+app.command("compare", cls=Command)(compare_cmd.compare)
+app.command("check", cls=Command)(compare_cmd.check)
 from traceviz.cli import kernel_diff_cmd  # noqa: E402
 
-app.command("kernel-diff")(kernel_diff_cmd.kernel_diff)
+app.command("kernel-diff", cls=Command)(kernel_diff_cmd.kernel_diff)
 from traceviz.cli import export_cmd  # noqa: E402
 
-app.command("export")(export_cmd.export)
+app.command("export", cls=Command)(export_cmd.export)

@@ -20,8 +20,9 @@ import typer
 from traceviz.cli.errors import user_errors
 from traceviz.cli.strict import StrictOpt, enforce_strict
 from traceviz.cli.version import VersionOpt
-from traceviz.errors import OutputExistsError, UsageError
-from traceviz.output_guard import refuse_input_as_output
+from traceviz.errors import UsageError
+from traceviz.output_guard import preflight
+from traceviz.publish import is_stdout
 
 #: Exit code of ``check`` when an expectation does not hold.
 EXIT_UNMET = 3
@@ -42,9 +43,12 @@ class PlotlyJs(str, enum.Enum):
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 OutOpt = Annotated[
     Path | None,
-    typer.Option("-o", "--out", help="Write here (default: html → a file, others → stdout)."),
+    typer.Option("-o", "--out", metavar="FILE",
+                 help="Write here; - for standard output (default: html → a file, others → "
+                 "stdout)."),
 ]
-ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing output file "
+                                       "(a regular file: never a link or special file).")]
 PlotlyOpt = Annotated[
     PlotlyJs,
     typer.Option("--plotlyjs", help="inline: works offline (~4.8 MB); cdn: small file, needs "
@@ -57,13 +61,13 @@ ThresholdOpt = Annotated[
 ]
 ThresholdFileOpt = Annotated[
     Path | None,
-    typer.Option("--thresholds-file", help="TOML (\\[thresholds] table) or JSON file of "
-                 "thresholds."),
+    typer.Option("--thresholds-file", metavar="FILE",
+                 help="TOML (\\[thresholds] table) or JSON file of thresholds."),
 ]
 BaselineOpt = Annotated[
-    str | None, typer.Option("--baseline", "-b", help="Mode to compare against: a mode name, "
-                             "a trace path or a trace's file name (default: eager, else the "
-                             "first).")
+    str | None, typer.Option("--baseline", "-b", metavar="MODE",
+                             help="Mode to compare against: a mode name, a trace path or a "
+                             "trace's file name (default: eager, else the first).")
 ]
 MaxMemoryOpt = Annotated[
     str | None,
@@ -88,8 +92,9 @@ def apply_max_memory(size: str | None) -> None:
 
 
 InputsArg = Annotated[
-    list[Path], typer.Argument(help="One run directory (its modes), two run directories (run "
-                               "A → run B), or two or more trace files.")
+    list[Path], typer.Argument(metavar="INPUT...",
+                               help="One run directory (its modes), two run directories "
+                               "(run A → run B), or two or more trace files.")
 ]
 
 #: Where ``compare RUN_A RUN_B`` writes HTML without ``-o``.
@@ -112,19 +117,20 @@ def compare_two_runs(inputs: list[Path], fmt: str, out: Path | None, force: bool
     from traceviz.report import run_compare_report
 
     t = parse_thresholds(thresholds, thresholds_file)
-    target = output_path(fmt, out, RUNS_DEFAULT_HTML)
-    refuse_input_as_output(target, inputs)
-    OutputExistsError.refuse(target, force=force)
+    preflight(output_path(fmt, out, RUNS_DEFAULT_HTML), [*inputs, thresholds_file], force=force)
     result, report = run_compare_report.build(inputs[0], inputs[1], t, workers=workers)
     emit(run_compare_report.render(result, report, fmt, plotlyjs), fmt, out, RUNS_DEFAULT_HTML,
          force)
 
 
 def output_path(fmt: str, out: Path | None, default_html: Path) -> Path | None:
-    """Where :func:`emit` writes: ``out``, else ``default_html`` for HTML; ``None``: stdout.
-    Commands refuse an existing one before any work
-    (:meth:`~traceviz.errors.OutputExistsError.refuse`), not after loading a big trace;
+    """Where :func:`emit` writes: ``out``, else ``default_html`` for HTML; ``None``: stdout
+    (``-o -`` too).
+    Commands refuse an unusable one before any work
+    (:func:`~traceviz.output_guard.preflight`), not after loading a big trace;
     :func:`emit` checks again, atomically."""
+    if is_stdout(out):
+        return None
     return out if out is not None else default_html if fmt == "html" else None
 
 
@@ -229,8 +235,7 @@ def compare(
             enforce_strict(health)
         return
     default = comparison_default(inputs)
-    refuse_input_as_output(output_path(fmt.value, out, default), inputs)
-    OutputExistsError.refuse(output_path(fmt.value, out, default), force=force)
+    preflight(output_path(fmt.value, out, default), [*inputs, thresholds_file], force=force)
     payload = comparison_output(inputs, baseline, threshold, thresholds_file, fmt.value,
                                 plotlyjs.value, workers, health_out=health)
     emit(payload, fmt.value, out, default, force)
@@ -243,7 +248,8 @@ _EXPECT = re.compile(r"^(?P<mode>[^:=!]+):(?P<kind>[A-Za-z]+)(?P<op>!?=)(?P<stat
 
 def parse_expectation(text: str) -> tuple[str, str, str, str]:
     """``MODE:KIND=STATUS`` or ``MODE:KIND!=STATUS`` → (mode, kind, op, status). KIND and
-    STATUS are read in any case (``speed=win``, ``Speed=No-Win`` → ``speed``, ``NO_WIN``)."""
+    STATUS are read in any case (``speed=win``, ``Speed=No-Win`` → ``speed``, ``NO_WIN``);
+    STATUS is one of :data:`~traceviz.analyze.verdicts.STATUSES` (``SKIPPED`` included)."""
     from traceviz.analyze.verdicts import KINDS, STATUSES
 
     m = _EXPECT.match(text.strip())
@@ -265,18 +271,26 @@ def check(
         list[str] | None,
         typer.Option("--expect", "-e", metavar="MODE:KIND=STATUS",
                      help="A verdict that must hold, e.g. compile:fusion=WIN or "
-                     "cudagraph:launch!=REGRESSION (repeatable)."),
+                     "cudagraph:launch!=REGRESSION (repeatable); STATUS: WIN, NO_WIN, "
+                     "REGRESSION, INCONCLUSIVE or SKIPPED."),
     ] = None,
     against: Annotated[
         Path | None,
         typer.Option("--against", metavar="BASELINE_RUN", help="Gate the run directory on "
-                     "this baseline run: exit 3 when a mode is slower beyond --max-slowdown "
-                     "(whole CI), or a mode that ran there fails, mismatches or newly breaks "
-                     "the graph."),
+                     "this baseline run: exit 3 when a mode is slower (whole CI) beyond "
+                     "--max-slowdown and beyond the runs' measured between-process spread of "
+                     "identical code, on any device and whatever the cause, or a mode that ran "
+                     "there fails, mismatches or newly breaks the graph."),
     ] = None,
     max_slowdown: Annotated[
         str, typer.Option("--max-slowdown", metavar="PCT", help="With --against: the "
-                          "slowdown a mode may have (5% or 0.05).")] = "5%",
+                          "slowdown a mode may have, as a percentage (5%) or a fraction below "
+                          "1 (0.05); a bare 5 is refused (5 % or 500 %?).")] = "5%",
+    allow_skipped: Annotated[
+        bool, typer.Option("--allow-skipped", help="With --expect: an expectation on a mode "
+                           "the run skipped (e.g. cudagraph on a CPU-only machine) passes as "
+                           "'skipped' instead of failing; name SKIPPED to expect a skip "
+                           "(cudagraph:launch=SKIPPED).")] = False,
     baseline: BaselineOpt = None,
     threshold: ThresholdOpt = None,
     thresholds_file: ThresholdFileOpt = None,
@@ -287,16 +301,22 @@ def check(
 ) -> None:
     """Exit 3 when an expected verdict does not hold (a CI regression gate); 0 when all do.
 
-    With ``--strict``, a data-validity or ambiguity health warning exits 1 (before the exit 3
-    of unmet expectations: verdicts on invalid or ambiguous data are not evidence)."""
+    A mode the run skipped has SKIPPED verdicts: an expectation on it fails unless it names
+    SKIPPED or --allow-skipped is given. With --strict, a data-validity or ambiguity health
+    warning exits 1 (before the exit 3 of unmet expectations: verdicts on invalid or
+    ambiguous data are not evidence)."""
     from rich.console import Console
     from rich.text import Text
 
-    from traceviz.analyze.verdicts import parse_thresholds
+    from traceviz.analyze.verdicts import SKIPPED, parse_thresholds
     from traceviz.api import Comparison
     from traceviz.report.fit import KEEP, Column, fit_table
+    from traceviz.report.text_width import text_width
 
     apply_max_memory(max_memory)
+    if allow_skipped and against is not None:
+        raise UsageError("--allow-skipped applies to --expect; --against gates every mode "
+                         "that ran in the baseline run")
     if against is not None:
         if expect:
             raise UsageError("--against gates a run on a baseline run; --expect checks one "
@@ -311,44 +331,69 @@ def check(
                                        workers=workers)
     modes = sorted({v.mode for v in comparison.result.verdicts})
     rows = []
-    unmet = 0
+    results = []
     for mode, kind, op, status in wanted:
         v = comparison.verdict(mode, kind)
         if v is None:
             raise UsageError(f"--expect {mode}:{kind}: no such verdict; modes with verdicts: "
                              f"{', '.join(modes) or 'none'}")
-        ok = (v.status == status) == (op == "=")
-        unmet += not ok
+        result = expectation_result(v.status, op, status, allow_skipped)
+        results.append(result)
         rows.append((f"{mode}:{kind}{op}{status}", v.status,
-                     Text("ok", style="green") if ok else Text("UNMET", style="bold red"),
-                     v.explanation))
-    console = Console(stderr=False, width=None if sys.stdout.isatty() else 160)
+                     Text(result, style=_RESULT_STYLE[result]), v.explanation))
+    console = Console(stderr=False, width=None if sys.stdout.isatty() else text_width(160))
     console.print(fit_table(
         [Column("expectation", priority=KEEP), Column("actual", priority=KEEP),
          Column("result", priority=KEEP), Column("why", priority=KEEP, abbreviate_to=20)],
         rows, console.width, title=f"traceviz check (baseline {comparison.baseline})"))
     if strict:
         enforce_strict(comparison.mode_health())
+    unmet = results.count(UNMET)
     if unmet:
-        print(f"traceviz check: {unmet} of {len(wanted)} expectation(s) not met",
+        on_skipped = sum(r == UNMET and row[1] == SKIPPED for r, row in zip(results, rows,
+                                                                              strict=True))
+        why = (f" ({on_skipped} on a skipped mode: --allow-skipped lets them pass)"
+               if on_skipped else "")
+        print(f"traceviz check: {unmet} of {len(wanted)} expectation(s) not met{why}",
               file=sys.stderr)
         raise typer.Exit(EXIT_UNMET)
+
+
+#: The result of one ``--expect``: it holds, it does not, or (``--allow-skipped``) the mode
+#: was skipped and the expectation is let through; each with its style in the table.
+OK, UNMET, SKIPPED_OK = "ok", "UNMET", "skipped"
+_RESULT_STYLE = {OK: "green", UNMET: "bold red", SKIPPED_OK: "bold blue"}
+
+
+def expectation_result(actual: str, op: str, status: str, allow_skipped: bool) -> str:
+    """:data:`OK`, :data:`UNMET` or :data:`SKIPPED_OK` for an expectation ``op status``
+    (``=`` or ``!=``) on a verdict whose status is ``actual``. A SKIPPED verdict says nothing
+    about the mode, so an expectation that does not name SKIPPED is not met on it (not even
+    ``!=REGRESSION``), unless ``allow_skipped``."""
+    from traceviz.analyze.verdicts import SKIPPED
+
+    if actual == SKIPPED and status != SKIPPED:
+        return SKIPPED_OK if allow_skipped else UNMET
+    return OK if (actual == status) == (op == "=") else UNMET
 
 
 def check_against(inputs: list[Path], against: Path, max_slowdown: str,
                   thresholds: list[str] | None, thresholds_file: Path | None,
                   workers: int | None) -> None:
-    """``check RUN --against BASELINE_RUN``: print every mode's A → B verdict and the gate's
-    failures (:mod:`traceviz.analyze.run_gate`; both runs loaded by ``workers``); exit 3
-    when there is one."""
+    """``check RUN --against BASELINE_RUN``: print every mode's A → B verdict, the allowed
+    slowdown and where it comes from (``--max-slowdown`` or the runs' between-process spread),
+    the warnings and the gate's failures (:mod:`traceviz.analyze.run_gate`; both runs loaded
+    by ``workers``); exit 3 when there is a failure."""
     from rich.console import Console
     from rich.text import Text
 
-    from traceviz.analyze.run_gate import gate, parse_slowdown, warnings
+    from traceviz.analyze.run_gate import gate, limit_of, parse_slowdown, warnings
     from traceviz.analyze.verdicts import parse_thresholds
     from traceviz.report import run_compare_report
     from traceviz.report.fit import KEEP, Column, fit_table
+    from traceviz.report.inert import visible
     from traceviz.report.run_dir import is_run_dir
+    from traceviz.report.text_width import text_width
 
     try:
         limit = parse_slowdown(max_slowdown)
@@ -366,7 +411,7 @@ def check_against(inputs: list[Path], against: Path, max_slowdown: str,
         rows.append((d.mode, d.verdict, step, change, up,
                      Text("FAIL", style="bold red") if d.mode in failed else
                      Text("ok", style="green")))
-    console = Console(stderr=False, width=None if sys.stdout.isatty() else 160)
+    console = Console(stderr=False, width=None if sys.stdout.isatty() else text_width(160))
     console.print(fit_table(
         [Column("mode", priority=KEEP), Column("verdict", priority=KEEP),
          Column("step ms baseline → run", True, 5), Column("change", True, KEEP),
@@ -374,11 +419,13 @@ def check_against(inputs: list[Path], against: Path, max_slowdown: str,
         rows, console.width,
         title=f"traceviz check {inputs[0]} --against {against} (max slowdown {limit * 100:g} %)"))
     for note in result.notes:
-        print(f"note: {note}")
+        print(visible(f"note: {note}"))
+    allowed = limit_of(result, limit)
+    print(f"allowed slowdown {allowed.value * 100:.1f} %: {allowed.phrase(result.baseline)}")
     for w in warnings(result, limit):
-        print(f"WARN {w.rule}: {w.message}")
+        print(visible(f"WARN {w.rule}: {w.message}"))
     for f in failures:
-        print(f"FAIL {f.rule}: {f.message}")
+        print(visible(f"FAIL {f.rule}: {f.message}"))
     if failures:
         print(f"traceviz check: {len(failures)} failure(s) against {against}", file=sys.stderr)
         raise typer.Exit(EXIT_UNMET)

@@ -134,12 +134,17 @@ def summary_rows(modes: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, ...]
 
 
 def profile_summary(modes: Mapping[str, Mapping[str, Any]], width: int | None) -> Group:
-    """The summary table fitted to ``width`` and one line per mode headline (when the modes
-    carry one: :func:`~traceviz.report.headlines.manifest_headlines`)."""
+    """The summary table fitted to ``width``, what "noisy" means when a step time is, and one
+    line per mode headline (when the modes carry one:
+    :func:`~traceviz.report.headlines.manifest_headlines`)."""
+    from traceviz.report.noisy import NOISY_LEGEND
+
     table = fit_table(SUMMARY_COLUMNS, summary_rows(modes), width, title="traceviz profile")
+    noisy = any((e.get("timing") or {}).get("noisy") for e in modes.values())
+    legend = [Text(NOISY_LEGEND, style="dim")] if noisy else []
     lines = [Text.assemble((visible(mode), "bold"), ": ", visible(text))
              for mode, text in manifest_headlines(modes).items()]
-    return Group(table, *lines)
+    return Group(table, *legend, *lines)
 
 
 def against_summary(modes: Mapping[str, Mapping[str, Any]], width: int | None) -> Any:

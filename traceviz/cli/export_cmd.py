@@ -23,7 +23,8 @@ def export(
     trace: Annotated[Path, typer.Argument(help="A trace file (.json or .json.gz).")],
     out: Annotated[
         Path | None,
-        typer.Option("-o", "--out", help="Output file; gzip-compressed when it ends in .gz "
+        typer.Option("-o", "--out", metavar="FILE",
+                     help="Output file; gzip-compressed when it ends in .gz "
                      "(default: TRACE's name with .traceviz.json.gz, in the working directory, "
                      "not beside TRACE); - for standard output (uncompressed)."),
     ] = None,
@@ -36,11 +37,13 @@ def export(
     = False,
     version: VersionOpt = False,
 ) -> None:
-    """Write TRACE plus overlay tracks (idle gaps by class, step periods, graph replays) in a
-    `traceviz` process, to open in Perfetto or chrome://tracing."""
+    """Write TRACE plus traceviz's analysis as tracks, for Perfetto or chrome://tracing.
+
+    The tracks (idle gaps by class, step periods, graph replays) are in a process named
+    `traceviz`; a CPU-only trace has none of them (no GPU work to mark)."""
     import traceviz
     from traceviz.cli.progress import load_progress
-    from traceviz.export.perfetto import default_output
+    from traceviz.export.perfetto import default_output, empty_overlay_reason
     from traceviz.output_guard import preflight
     from traceviz.publish import is_stdout
 
@@ -50,7 +53,10 @@ def export(
         analysis = traceviz.analyze(trace, progress=progress)
     result = analysis.export_perfetto(target, force=force)
     where = "standard output" if is_stdout(result.path) else result.path
-    print(f"wrote {where}: the trace plus {result.gap_slices:,} gap, "
-          f"{result.step_slices:,} step and {result.replay_slices:,} graph-replay slices in "
-          f"process 'traceviz' (pid {result.pid}); open it in https://ui.perfetto.dev or "
-          "chrome://tracing", file=sys.stderr)
+    if result.gap_slices or result.step_slices or result.replay_slices:
+        added = (f"{result.gap_slices:,} gap, {result.step_slices:,} step and "
+                 f"{result.replay_slices:,} graph-replay slices")
+    else:
+        added = f"no overlay slice ({empty_overlay_reason(analysis.result)})"
+    print(f"wrote {where}: the trace plus {added} in process 'traceviz' (pid {result.pid}); "
+          "open it in https://ui.perfetto.dev or chrome://tracing", file=sys.stderr)

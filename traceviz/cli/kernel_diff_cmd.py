@@ -22,6 +22,7 @@ from traceviz.cli.compare_cmd import (
 )
 from traceviz.cli.compare_cmd import Format as Fmt
 from traceviz.cli.errors import user_errors
+from traceviz.cli.version import VersionOpt
 from traceviz.output_guard import preflight
 
 DEFAULT_HTML = Path("traceviz-kernel-diff.html")
@@ -31,10 +32,12 @@ DEFAULT_HTML = Path("traceviz-kernel-diff.html")
 def kernel_diff(
     a: Annotated[Path, typer.Argument(help="Trace A (before), or a run directory (--mode).")],
     b: Annotated[Path, typer.Argument(help="Trace B (after), or a run directory (--mode).")],
-    mode: Annotated[str | None, typer.Option("--mode", "-m", help="The mode whose lean traces "
+    mode: Annotated[str | None, typer.Option("--mode", "-m", metavar="MODE",
+                                             help="The mode whose lean traces "
                                              "to diff when A and B are run directories.")] = None,
     min_change: Annotated[float | None, typer.Option(
-        "--min-change", min=0.0, help="Relative change of a kernel's GPU time per step counted "
+        "--min-change", min=0.0, metavar="FRACTION",
+help="Relative change of a kernel's GPU time per step counted "
         "as faster / slower (default 0.05).")] = None,
     fmt: FormatOpt = Fmt.text,
     out: OutOpt = None,
@@ -42,6 +45,7 @@ def kernel_diff(
     plotlyjs: PlotlyOpt = PlotlyJs.inline,
     max_memory: MaxMemoryOpt = None,
     workers: WorkersOpt = None,
+    version: VersionOpt = False,
 ) -> None:
     """Kernel-level diff A → B: kernels per step added, removed, faster, slower, by impact."""
     from traceviz.report import kernel_diff_report

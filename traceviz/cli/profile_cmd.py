@@ -23,16 +23,18 @@ def profile(
         Path | None,
         typer.Argument(help="Workload file (see workloads/README.md); omit with --resume."),
     ] = None,
-    modes: Annotated[str, typer.Option("--modes", help=_MODES_HELP)] = "all",
+    modes: Annotated[str, typer.Option("--modes", metavar="MODES", help=_MODES_HELP)] = "all",
     out: Annotated[
-        Path | None, typer.Option("--out", help="Run directory (default runs/<workload>-<time>).")
+        Path | None, typer.Option("--out", metavar="RUN_DIR",
+                                  help="Run directory (default runs/<workload>-<time>).")
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Replace an existing run directory.")
     ] = False,
-    device: Annotated[str, typer.Option("--device", help="auto, cuda or cpu.")] = "auto",
+    device: Annotated[str, typer.Option("--device", metavar="auto|cuda|cpu",
+                                        help="Where the modes run.")] = "auto",
     timeout: Annotated[
-        float, typer.Option("--timeout", help="Seconds each mode may take.")
+        float, typer.Option("--timeout", metavar="SECONDS", help="Seconds each mode may take.")
     ] = DEFAULT_TIMEOUT_S,
     repeats: Annotated[
         int | None, typer.Option("--repeats", help="Timing repeats per mode.")
@@ -42,11 +44,13 @@ def profile(
     ] = None,
     min_repeat_ms: Annotated[
         float | None,
-        typer.Option("--min-repeat-ms", help="Each timing repeat lasts at least this many ms."),
+        typer.Option("--min-repeat-ms", metavar="MS",
+                     help="Each timing repeat lasts at least this many ms."),
     ] = None,
     timing_budget_s: Annotated[
         float,
-        typer.Option("--timing-budget-s", help="Seconds per mode for timing it in alternation "
+        typer.Option("--timing-budget-s", metavar="SECONDS",
+                     help="Seconds per mode for timing it in alternation "
                      "with eager in one process (paired speed-up and its 95% CI); 0 turns "
                      "paired timing off."),
     ] = DEFAULT_TIMING_BUDGET_S,
@@ -62,19 +66,22 @@ def profile(
                      help="Exit 1 when a mode failed, mismatched, timed out or crashed."),
     ] = False,
     nproc: Annotated[
-        int | None, typer.Option("--nproc", min=1, help="Run each mode on N ranks with "
+        int | None, typer.Option("--nproc", min=1, metavar="N",
+                                 help="Run each mode on N ranks with "
                                  "torch.distributed (NCCL on CUDA, gloo on CPU); the workload "
                                  "needs make_model/make_batch/loss (workloads/ddp_mlp.py).")
     ] = None,
     resume: Annotated[
         Path | None,
-        typer.Option("--resume", help="Finish a stopped run directory: run only its modes that "
+        typer.Option("--resume", metavar="RUN_DIR",
+                     help="Finish a stopped run directory: run only its modes that "
                      "did not finish, with its recorded settings (--force: even if the workload "
                      "file or the environment changed)."),
     ] = None,
     against: Annotated[
         Path | None,
-        typer.Option("--against", help="An older version of WORKLOAD (same inputs): each mode "
+        typer.Option("--against", metavar="OLD_WORKLOAD",
+                     help="An older version of WORKLOAD (same inputs): each mode "
                      "also runs it, in a run of its own (RUN/old), and times the two versions "
                      "against each other in one process (ABBA pairs, CI); `traceviz report "
                      "RUN` leads with the per-mode old → new verdict."),

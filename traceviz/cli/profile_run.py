@@ -206,14 +206,17 @@ def run(
     console.print(display.profile_summary(record["modes"], console.width))
     if old is not None:
         console.print(display.against_summary(record["modes"], console.width))
-    for line in notes(record["modes"]):
+    for line in [*notes(record["modes"]), *closing_lines(run_dir, report, note)]:
         console.print(inert_text(line))
-    console.print(inert_text(note))
-    console.print(inert_text(f"manifest: {run_dir / manifest.MANIFEST_NAME}"))
-    if report is not None:
-        console.print(inert_text(f"report: {report}"))
     if strict and any(e["status"] in BAD_STATUSES for e in record["modes"].values()):
         raise typer.Exit(1)
+
+
+def closing_lines(run_dir: Path, report: Path | None, note: str) -> list[str]:
+    """The run's last lines: the manifest, and the report (once) or why there is none
+    (``note``, from :func:`write_run_report`)."""
+    where = f"report: {report}" if report is not None else note
+    return [f"manifest: {run_dir / manifest.MANIFEST_NAME}", where]
 
 
 def _run_modes(

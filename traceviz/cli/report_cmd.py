@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from traceviz.analyze.model import HealthWarning
     from traceviz.api import Analysis
 
-#: Width of the text report when stdout is not a terminal.
+#: Width of the text report when stdout is not a terminal and ``COLUMNS`` is not set.
 TEXT_WIDTH = 140
 
 ReportWorkersOpt = Annotated[
@@ -169,19 +169,22 @@ def _trace_payload(trace: Path, fmt: Format, plotlyjs: str, to_terminal: bool,
         analysis = traceviz.analyze(trace, progress=progress, workers=workers)
     analyses[trace] = analysis
     health_out.append((trace.name, analysis.result.health))
+    from traceviz.report.text_width import text_width
+
     if fmt is Format.text and to_terminal:
         from rich.console import Console
 
-        console = Console(width=None if sys.stdout.isatty() else TEXT_WIDTH)
+        console = Console(width=None if sys.stdout.isatty() else text_width(TEXT_WIDTH))
         console.print(analysis.text_renderable(console.width, max_step_rows=max_step_rows))
         return None
-    return analysis.render(fmt.value, plotlyjs, max_step_rows=max_step_rows)
+    return analysis.render(fmt.value, plotlyjs, text_width(TEXT_WIDTH),
+                           max_step_rows=max_step_rows)
 
 
 @user_errors
 def report(
     target_args: Annotated[
-        list[str], typer.Argument(metavar="TARGETS...", help="A trace file (.json or "
+        list[str], typer.Argument(metavar="TARGET...", help="A trace file (.json or "
                                   ".json.gz), or a run directory from `traceviz profile` "
                                   "(then: the comparison report), or the traces of a "
                                   "distributed run's ranks (several files or fsspec URLs, or "

@@ -223,6 +223,17 @@ def overlay_events(trace: Trace, a: Analysis, pid: int, counts: _Counts,
         yield _meta(pid, tid, "thread_sort_index", {"sort_index": tid})
 
 
+def empty_overlay_reason(a: Analysis) -> str:
+    """Why :func:`overlay_events` yields no slice for ``a``, in words: each slice marks GPU work
+    (a step's GPU period, an idle gap between activities, a graph replay)."""
+    if a.cpu_only:
+        return (f"a CPU-only trace ({len(a.steps)} steps, no GPU activity or launch) has no "
+                "GPU work to mark; its steps show as ProfilerStep spans on the CPU tracks")
+    if not len(a.steps):
+        return "the trace has no ProfilerStep, so no step to mark or to place a gap in"
+    return "no step has GPU work, so there is no GPU period, idle gap or graph replay to mark"
+
+
 def _events_span(data: bytes, path: Path) -> tuple[list[tuple[bytes, msgspec.Raw]] | None,
                                                    memoryview]:
     """Split the trace JSON into its top-level members and the raw ``traceEvents`` array

@@ -1,10 +1,10 @@
 """The status badge a report shows for a verdict or headline.
 
-A verdict's ``status`` is one of :data:`traceviz.analyze.verdicts.STATUSES`; a mode that did
-not run keeps ``INCONCLUSIVE`` in the data (``check`` and JSON consumers gate on it), but its
-badge says why: ``SKIPPED`` (the manifest skipped it, e.g. no Triton implementation) or
-``FAILED`` (failed, crashed, timed out or produced mismatching outputs), each in its own colour
-in every format (``docs/comparison.md``, "Badges").
+A verdict's ``status`` is one of :data:`traceviz.analyze.verdicts.STATUSES`; a mode the run
+skipped has status ``SKIPPED`` in the data and the badge alike (``check`` gates on it too). A
+mode that failed keeps ``INCONCLUSIVE`` in the data, but its badge says why: ``FAILED``
+(failed, crashed, timed out or produced mismatching outputs). Each badge has its own colour in
+every format (``docs/comparison.md``, "Badges").
 """
 
 from __future__ import annotations
@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from traceviz.analyze.compare import ComparisonRow
-from traceviz.analyze.verdicts import STATUSES
+from traceviz.analyze.verdicts import SKIPPED, STATUSES
 
-SKIPPED = "SKIPPED"
 FAILED = "FAILED"
 #: Every badge a report may show.
-BADGES: tuple[str, ...] = (*STATUSES, SKIPPED, FAILED)
+BADGES: tuple[str, ...] = (*STATUSES, FAILED)
 #: Mode statuses (manifest / comparison row) of a mode that ran, or may have.
 _RAN = frozenset({"ok", "missing"})
 

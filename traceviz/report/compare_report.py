@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 FORMATS = ("html", "json", "md", "text")
 SCHEMA = "traceviz.compare/1"
+#: Width of the text comparison (characters) unless ``COLUMNS`` says otherwise
+#: (:mod:`traceviz.report.text_width`).
+TEXT_WIDTH = 200
 _TRACE_SUFFIX = re.compile(r"(\.pt\.trace)?\.json(\.gz)?$")
 
 
@@ -252,9 +255,12 @@ def _facts(inputs: Inputs, comparison: Comparison) -> list[tuple[str, str]]:
 
 
 def _warnings(inputs: Inputs) -> list[str]:
+    from traceviz.analyze.manifest_check import manifest_warnings
     from traceviz.report.ranks.compare_inputs import rank_warnings
 
     out = rank_warnings(inputs.rank_facts)
+    if inputs.manifest is not None:
+        out += manifest_warnings(inputs.manifest)
     devices = {i.device for i in inputs.modes if i.device}
     if len(devices) > 1:
         out.append("the traces come from different GPUs (" + ", ".join(sorted(devices))
@@ -387,8 +393,14 @@ def render_text(comparison: Comparison, width: int | None = None,
     from rich.console import Group
     from rich.text import Text
 
-    from traceviz.report.comparison_model import ROW_COLUMNS, row_cells, speedup_cell
+    from traceviz.report.comparison_model import (
+        ROW_COLUMNS,
+        noisy_note,
+        row_cells,
+        speedup_cell,
+    )
     from traceviz.report.fit import KEEP, Column, fit_table
+    from traceviz.report.inert import inert_text
 
     # "kernels/step" → "kernels /step": a narrow column may wrap its header at the slash.
     columns = [Column(name.replace("/", " /"), numeric, _ROW_PRIORITY.get(name, 0),
@@ -420,7 +432,8 @@ def render_text(comparison: Comparison, width: int | None = None,
         [(v.mode, v.kind, status_cell(v.status, v.mode),
           str(v.evidence.get("evidence_source") or evidence.get(v.mode, "–")), v.explanation)
          for v in comparison.verdicts], width, title="Verdicts")
-    parts = [heads, rows]
+    legend = noisy_note(comparison.rows)
+    parts = [heads, rows, *([Text(legend, style="dim")] if legend else [])]
     if versions is not None:
         from traceviz.report.version_report import version_text
 
@@ -433,7 +446,7 @@ def render_text(comparison: Comparison, width: int | None = None,
              in SPLIT_COLUMNS], split_rows(comparison), width,
             title="Without the profiler (baseline → mode, ms per step; pairs in the mode's "
             "process)"))
-    notes = [Text(f"! {n}", style="yellow") for n in comparison.notes]
+    notes = [inert_text(f"! {n}", "yellow") for n in comparison.notes]
     return Group(*parts, verdicts, *notes)
 
 
@@ -459,8 +472,11 @@ def render(comparison: Comparison, report: Report, fmt: str, plotlyjs: str = "in
 
         from rich.console import Console
 
-        console = Console(record=True, width=200, file=io.StringIO())
-        console.print(render_text(comparison, width=200, versions=versions))
+        from traceviz.report.text_width import text_width
+
+        width = text_width(TEXT_WIDTH)
+        console = Console(record=True, width=width, file=io.StringIO())
+        console.print(render_text(comparison, width=width, versions=versions))
         return console.export_text()
     raise UsageError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
 

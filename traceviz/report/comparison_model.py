@@ -10,6 +10,7 @@ from traceviz.analyze.verdicts import Verdict
 from traceviz.report import figures
 from traceviz.report.badges import badge, not_run_badges
 from traceviz.report.model import Figure, Report, Section, Table, mib, ms, num, table
+from traceviz.report.noisy import NOISY_LEGEND
 from traceviz.report.units import pct
 from traceviz.report.unprofiled_section import unprofiled_section, waterfall_section
 
@@ -56,6 +57,11 @@ ROW_COLUMNS = [
     ("kernels/launch", True), ("busy ms/step", True), ("cpu-bound (median step)", True),
     ("first call", True), ("peak mem", True), ("outputs", False),
 ]
+
+
+def noisy_note(rows: tuple[ComparisonRow, ...]) -> str:
+    """What "noisy" means, when a row's step time is noisy ("" when none is)."""
+    return NOISY_LEGEND if any(r.time_noisy for r in rows) else ""
 
 
 def speedup_cell(h: Headline | None) -> str:
@@ -133,7 +139,7 @@ def build_comparison_report(
                 "kernels/step counts compute kernels (\"+ N comm\": the communication "
                 "kernels, apart); kernels/launch counts all GPU activities per launch call.",
                 (table("tbl-modes", "Comparison", ROW_COLUMNS,
-                        [row_cells(r) for r in c.rows]),
+                       [row_cells(r) for r in c.rows], note=noisy_note(c.rows)),
                  Figure("fig-times", figures.compare_times(c)),
                  Figure("fig-counts", figures.compare_counts(c)))),
     ]

@@ -45,3 +45,13 @@ class Section:
     intro: str
     items: tuple[Table | Figure, ...]
     grid: bool = False
+
+    def table_title(self, t: Table) -> str | None:
+        """``t``'s title as the plain-text formats (text, Markdown) show it under this
+        section's heading: ``None`` when it only repeats the heading (the same words, or
+        the section's one table titled after it: "Step time" → "Step time A → B")."""
+        tables = [i for i in self.items if isinstance(i, Table)]
+        head, title = self.title.casefold(), t.title.casefold()
+        if title == head or (len(tables) == 1 and title.startswith(head)):
+            return None
+        return t.title

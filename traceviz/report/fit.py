@@ -3,7 +3,8 @@
 A cell wraps only at spaces; a word wider than its column is abbreviated with "…" (rich's
 ``ellipsis`` overflow), never folded onto the next line. When even the narrowest layout (each
 column as wide as its longest word, abbreviable columns down to ``min_width``) is wider than
-the terminal, the columns with the lowest ``priority`` are left out and the table's caption
+the terminal, columns are left out — first those with no value in any row (every cell blank or
+a dash: :data:`EMPTY_CELLS`), then those with the lowest ``priority`` — and the table's caption
 names them.
 """
 
@@ -21,6 +22,8 @@ Cell = str | Text
 
 #: Columns with this priority are never dropped.
 KEEP = 1_000
+#: What a cell with no value shows: nothing, or a dash.
+EMPTY_CELLS = frozenset({"", "-", "–", "—"})
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,11 @@ def _min_width(col: Column, cells: Sequence[Cell]) -> int:
     return max(widest, 1)
 
 
+def is_empty(cells: Sequence[Cell]) -> bool:
+    """Whether a column (its cells) holds no value in any row (:data:`EMPTY_CELLS`)."""
+    return all(_plain(c).strip() in EMPTY_CELLS for c in cells)
+
+
 def table_overhead(columns: int) -> int:
     """Characters a rich box table adds: a padding space each side per column + n+1 rules."""
     return 3 * columns + 1
@@ -60,8 +68,10 @@ def table_overhead(columns: int) -> int:
 def fitted_columns(columns: Sequence[Column], rows: Sequence[Sequence[Cell]],
                    width: int | None) -> tuple[list[int], list[int]]:
     """Indices of the columns kept (in order) and their minimum widths, for ``width``
-    (``None``: keep all)."""
+    (``None``: keep all). Columns with no value (:func:`is_empty`) go first, then the lowest
+    priority."""
     mins = [_min_width(c, [r[i] for r in rows]) for i, c in enumerate(columns)]
+    empty = [bool(rows) and is_empty([r[i] for r in rows]) for i in range(len(columns))]
     kept = list(range(len(columns)))
     if width is None:
         return kept, mins
@@ -73,8 +83,8 @@ def fitted_columns(columns: Sequence[Column], rows: Sequence[Sequence[Cell]],
         droppable = [i for i in kept if columns[i].priority < KEEP]
         if not droppable:
             break
-        # lowest priority first; among equals, the rightmost
-        kept.remove(min(droppable, key=lambda i: (columns[i].priority, -i)))
+        # empty first, then the lowest priority; among equals, the rightmost
+        kept.remove(min(droppable, key=lambda i: (not empty[i], columns[i].priority, -i)))
     return kept, mins
 
 
@@ -95,7 +105,8 @@ def fit_table(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: 
     go to :class:`Table`.
     """
     kept, mins = fitted_columns(columns, rows, width)
-    dropped = [columns[i].name for i in range(len(columns)) if i not in kept]
+    dropped = [columns[i].name + (" (empty)" if rows and is_empty([r[i] for r in rows]) else "")
+               for i in range(len(columns)) if i not in kept]
     caption = (f"not shown at this width: {', '.join(dropped)}" if dropped else None)
     widths: dict[int, int | None] = dict.fromkeys(kept)
     if width is not None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from traceviz.analyze.host_wait import (
+    MIN_PHRASE_SHARE,
     HostWaitSources,
     SourceRow,
     display_name,
@@ -124,10 +125,13 @@ WHOLE = "whole trace"
 
 def summary_sentence(h: HostWaitSources, cpu_bound_share: float | None,
                      over: str = WHOLE) -> str | None:
-    """"86% CPU-bound (whole trace): 31% of it in `A`, 18% in `B`, …" — the largest
-    informative sources (:func:`~traceviz.analyze.host_wait.informative_sources`: the deepest
-    call paths holding at least 10% of the host wait), by their display names. ``over`` says
-    what ``cpu_bound_share`` is over (the trace's: :data:`WHOLE`)."""
+    """"86% CPU-bound (whole trace): 31% of it in `A`, 18% in `B`, … (deepest call paths
+    holding ≥ 10 % each, not the table's inclusive shares)" — the largest informative sources
+    (:func:`~traceviz.analyze.host_wait.informative_sources`: the deepest call paths holding
+    at least 10% of the host wait), by their display names; the sentence says what it counts,
+    since a source's share here (its informative paths) can be far below its inclusive share
+    in the table (every path through it). ``over`` says what ``cpu_bound_share`` is over (the
+    trace's: :data:`WHOLE`)."""
     total = h.total_ns
     if total <= 0 or cpu_bound_share is None:
         return None
@@ -137,7 +141,8 @@ def summary_sentence(h: HostWaitSources, cpu_bound_share: float | None,
         return head
     parts = [f"{pct(ns / total)} {'of it ' if i == 0 else ''}in `{display_name(source)}`"
              for i, (source, ns) in enumerate(named)]
-    return f"{head}: " + ", ".join(parts)
+    return (f"{head}: " + ", ".join(parts) + f" (deepest call paths holding ≥ "
+            f"{MIN_PHRASE_SHARE:.0%} each, not the table's inclusive shares)")
 
 
 def text_table(h: HostWaitSources) -> RichTable:

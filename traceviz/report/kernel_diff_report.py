@@ -31,6 +31,17 @@ def trace_of(path: Path, mode: str | None) -> Path:
     return path / str(trace)
 
 
+def labels(a: Path, b: Path, ta: Path, tb: Path, mode: str | None) -> tuple[str, str]:
+    """What the title calls A and B: a trace by its file name, one mode of a run directory as
+    ``RUN (mode)``; paths as given when the names alone are the same."""
+    def label(given: Path, trace: Path, whole: bool) -> str:
+        name = str(given) if whole else given.name
+        return f"{name} ({mode})" if trace != given else name
+
+    la, lb = label(a, ta, False), label(b, tb, False)
+    return (la, lb) if la != lb else (label(a, ta, True), label(b, tb, True))
+
+
 def load_profile(path: Path, *, workers: int | None = None) -> KernelProfile:
     """The kernel profile of one trace file (loaded and analysed by ``workers``, ``None``:
     every usable core; then released)."""
@@ -49,12 +60,13 @@ def build(a: Path, b: Path, mode: str | None = None, min_change: float | None = 
     diff = kernel_diff(load_profile(ta, workers=workers), load_profile(tb, workers=workers),
                        *(() if min_change is None else (min_change,)))
     facts = [("A", str(ta)), ("B", str(tb))] + ([("mode", mode)] if mode else [])
-    empty = tuple(f"{side}: {path.name} has no step with GPU work, so no kernel of it is "
+    la, lb = labels(a, b, ta, tb, mode)
+    empty = tuple(f"{side}: {label} has no step with GPU work, so no kernel of it is "
                   "compared (a CPU run, or CUPTI did not record: `traceviz report` on it says "
-                  "which)" for side, path, steps in (("A", ta, diff.steps_a),
-                                                    ("B", tb, diff.steps_b)) if steps == 0)
+                  "which)" for side, label, steps in (("A", la, diff.steps_a),
+                                                     ("B", lb, diff.steps_b)) if steps == 0)
     report = Report(
-        kind="kernel-diff", title=f"traceviz kernel diff: {ta.name} → {tb.name}",
+        kind="kernel-diff", title=f"traceviz kernel diff: {la} → {lb}",
         facts=tuple(facts), warnings=empty,
         sections=(Section(
             "kernels", "Kernel diff",

@@ -48,17 +48,28 @@ def report_renderable(report: Report, width: int | None = None) -> Any:
             continue
         parts.append(Text(f"\n{visible(s.title)}", style="bold underline"))
         for t in tables:
-            parts.append(fit_table(_columns(t), _clipped(t) or
-                                   [tuple("–" for _ in t.columns)], width, title=t.title))
+            title = s.table_title(t)
+            if not t.rows:  # the word, not a row of dashes
+                parts.append(inert_text(f"{title}: none" if title else "none"))
+            else:
+                parts.append(fit_table(_columns(t), _clipped(t), width, title=title))
             if t.note:
                 parts.append(inert_text(t.note, "dim"))
     return Group(*parts)
 
 
-def render_report_text(report: Report, width: int = 200) -> str:
-    """The report as plain text ``width`` columns wide."""
+#: Width of the text report (characters) unless ``COLUMNS`` says otherwise.
+TEXT_WIDTH = 200
+
+
+def render_report_text(report: Report, width: int | None = None) -> str:
+    """The report as plain text ``width`` columns wide (``None``: ``COLUMNS`` when set, else
+    :data:`TEXT_WIDTH`: :mod:`traceviz.report.text_width`)."""
     from rich.console import Console
 
+    from traceviz.report.text_width import text_width
+
+    width = width or text_width(TEXT_WIDTH)
     console = Console(record=True, width=width, file=io.StringIO())
     console.print(report_renderable(report, width))
     return console.export_text()
