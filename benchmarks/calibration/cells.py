@@ -1,0 +1,190 @@
+"""The calibration cells: pairs of workload files (A = old, B = new) that differ by one injected
+effect of known size, and each cell's truth.
+
+Single-process cells (``profile B --against A``), per step target ``T`` (µs; the base's
+``m``, ``k`` and the effects' costs come from :mod:`benchmarks.calibration.probe`):
+
+=============  ====================================  =========================================
+cell           B differs from A by                   truth (per step)
+=============  ====================================  =========================================
+``host10``     a host busy-wait of 10 % of the step  host +X, X = 0.10 × the probe's base step
+``host50``     … 50 %                                host +X (exact by construction)
+``host200``    … 200 %                               host +X
+``launches``   the tail in 8 ops instead of 1        host + (split − one), same GPU work
+``fused``      the tail's 9-op chain as 2 ops        host + (fused − chain) (negative)
+``gpu``        one more ``tanh(y @ w)`` round        GPU + one round's GPU time (CPU: its cost)
+``sync``       ``y[0, 0].item()`` once per step      direction only (the wait depends on the
+                                                     overlap it removes)
+=============  ====================================  =========================================
+
+Distributed cells (``--nproc 2``, two runs compared; :mod:`benchmarks.calibration.dist_steps`):
+``straggler`` (rank 1's host +D per step), ``payload4`` (gradient payload ×4) and ``compute2``
+(rank 1's MLP run twice).
+
+Each side is written as a small file that sets a config and calls the step builder, so that
+``profile`` loads it like any workload and the two sides of a pair differ only in the config.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: Single-process effects, in table order.
+EFFECTS = ("host10", "host50", "host200", "launches", "fused", "gpu", "sync")
+#: Distributed effects, in table order.
+DIST_EFFECTS = ("straggler", "payload4", "compute2")
+#: Host busy-wait of the host cells, as a fraction of the base step.
+HOST_FRACTIONS = {"host10": 0.10, "host50": 0.50, "host200": 2.00}
+#: The repository root (the generated files put it on ``sys.path``).
+REPO = Path(__file__).resolve().parents[2]
+#: Distributed base per device: MLP width, layers, batch rows, payload floats, straggler delay.
+DIST_BASE = {"cpu": {"width": 64, "layers": 2, "batch": 8, "payload": 1 << 16,
+                     "straggler_ns": 2_000_000},
+             "cuda": {"width": 1024, "layers": 4, "batch": 64, "payload": 1 << 22,
+                      "straggler_ns": 1_000_000}}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One pair: its name, effect, step target, both sides' configs and the injected truth.
+
+    ``truth``: ``{"host_ns", "gpu_ns"}``, the effect's cost per step on the host and on the GPU
+    (ns, signed; on the CPU the host is the device and ``gpu_ns`` is 0), or ``None`` where
+    only the direction is known (``sync``, ``payload4``, ``compute2``). ``old_cost``: side A's
+    step as the probe timed its parts alone (``k`` rounds plus A's tail; same keys), the
+    scorer's fallback where a report lacks A's measured host issue or GPU busy; ``None``
+    where the probe did not time them (distributed cells, a fixed probe)."""
+
+    name: str
+    effect: str
+    target_us: float
+    nproc: int
+    old: dict[str, Any]
+    new: dict[str, Any]
+    truth: dict[str, float] | None
+    base_ns: float  # the probe's predicted base step (ns); distributed: 0 (not probed)
+    notes: list[str] = field(default_factory=list)
+    old_cost: dict[str, float] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _target_key(target_us: float) -> str:
+    return str(float(target_us))
+
+
+def single_cells(probe: dict[str, Any], targets_us: list[float],
+                 effects: tuple[str, ...] = EFFECTS) -> list[Cell]:
+    """The single-process cells for ``targets_us`` from a probe record."""
+    cells = []
+    for target in targets_us:
+        key = _target_key(target)
+        base = probe["bases"][key]
+        costs = probe["effects"][key]
+        a = {"m": base["m"], "k": base["k"], "tail": "one"}
+        for effect in effects:
+            old, new = dict(a), dict(a)
+            truth: dict[str, float] | None
+            if effect in HOST_FRACTIONS:
+                x = round(HOST_FRACTIONS[effect] * base["predicted_ns"])
+                new["spin_ns"] = x
+                truth = {"host_ns": float(x), "gpu_ns": 0.0}
+            elif effect == "launches":
+                new["tail"] = "split"
+                truth = _diff(costs["tail_split"], costs["tail_one"])
+            elif effect == "fused":
+                old["tail"], new["tail"] = "chain", "fused"
+                truth = _diff(costs["tail_fused"], costs["tail_chain"])
+            elif effect == "gpu":
+                new["extra_rep"] = True
+                truth = dict(costs["rep"])
+            elif effect == "sync":
+                new["sync"] = True
+                truth = None
+            else:
+                raise ValueError(f"unknown effect {effect!r}")
+            name = f"{effect}-{_us(target)}"
+            cells.append(Cell(name, effect, float(target), 1, {**old, "name": f"{name} A"},
+                              {**new, "name": f"{name} B"}, truth,
+                              float(base["predicted_ns"]),
+                              old_cost=_old_cost(costs, base["k"], old["tail"])))
+    return cells
+
+
+def _old_cost(costs: dict[str, dict[str, float]], k: int,
+              form: str) -> dict[str, float] | None:
+    """Side A's step from the probe's parts: ``k`` rounds plus the ``form`` tail (``None``
+    where the probe lacks either)."""
+    rep, tail = costs.get("rep"), costs.get(f"tail_{form}")
+    if rep is None or tail is None:
+        return None
+    return {key: k * rep[key] + tail[key] for key in ("host_ns", "gpu_ns")}
+
+
+def rebuilt(record_cells: list[dict[str, Any]], probe: dict[str, Any] | None,
+            device: str) -> list[Cell]:
+    """The stored cells of a results record built again by the current code (the same names,
+    effects and targets; the truths and costs from the stored ``probe``), so a change to a
+    truth model applies to stored measurements."""
+    out = []
+    for c in record_cells:
+        if c["nproc"] > 1:
+            out += dist_cells(device, (c["effect"],))
+        else:
+            assert probe is not None, "single-process results without their probe"
+            out += single_cells(probe, [c["target_us"]], (c["effect"],))
+    return out
+
+
+def dist_cells(device: str, effects: tuple[str, ...] = DIST_EFFECTS) -> list[Cell]:
+    """The ``--nproc 2`` cells on ``device``."""
+    base = dict(DIST_BASE[device])
+    delay = base.pop("straggler_ns")
+    cells = []
+    for effect in effects:
+        old, new = dict(base), dict(base)
+        truth: dict[str, float] | None = None
+        if effect == "straggler":
+            new["straggler_ns"] = delay
+            truth = {"host_ns": float(delay), "gpu_ns": 0.0}
+        elif effect == "payload4":
+            new["payload"] = 4 * base["payload"]
+        elif effect == "compute2":
+            new["compute_x"] = 2
+        else:
+            raise ValueError(f"unknown distributed effect {effect!r}")
+        name = f"{effect}-nproc2"
+        cells.append(Cell(name, effect, 0.0, 2, {**old, "name": f"{name} A"},
+                          {**new, "name": f"{name} B"}, truth, 0.0))
+    return cells
+
+
+def _diff(new: dict[str, float], old: dict[str, float]) -> dict[str, float]:
+    return {"host_ns": new["host_ns"] - old["host_ns"], "gpu_ns": new["gpu_ns"] - old["gpu_ns"]}
+
+
+def _us(target_us: float) -> str:
+    return f"{target_us / 1000:g}ms" if target_us >= 1000 else f"{target_us:g}us"
+
+
+def write_pair(cell: Cell, folder: Path) -> tuple[Path, Path]:
+    """Write the cell's two workload files into ``folder``; return (A, B)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    module = "dist_steps" if cell.nproc > 1 else "steps"
+    paths = []
+    for side, config in (("a", cell.old), ("b", cell.new)):
+        path = folder / f"{cell.name.replace('-', '_')}_{side}.py"
+        path.write_text(
+            f'"""Calibration cell {cell.name}, side {side.upper()} '
+            '(generated by benchmarks/calibration/run.py)."""\n\n'
+            "import sys\n\n"
+            f"sys.path.insert(0, {str(REPO)!r})\n"
+            f"from benchmarks.calibration.{module} import build  # noqa: E402\n\n"
+            f"globals().update(build(json.loads({json.dumps(json.dumps(config))})))\n"
+            .replace("import sys\n", "import json\nimport sys\n"))
+        paths.append(path)
+    return paths[0], paths[1]

@@ -1,0 +1,142 @@
+"""Measure this device once, outside traceviz: the base's size per step target and the injected
+effects' costs, each timed alone (the calibration's "truth" where it is not known by
+construction).
+
+``python -m benchmarks.calibration.probe --device cpu|cuda --targets-us 20,200,2000,20000``
+prints one JSON object:
+
+``ladder``   per matrix size ``m``: one ``tanh(y @ w)`` round's cost (ns, below).
+``bases``    per target (µs): the chosen ``m`` and ``k`` (rounds) and the predicted step (ns).
+``effects``  per target: each effect's cost alone, ``{"host_ns", "gpu_ns"}``: ``rep`` (one more
+             round), ``tail_<form>`` (each tail form of :mod:`benchmarks.calibration.steps`),
+             ``sync`` (``y[0, 0].item()``).
+
+Costs: on the CPU, ``host_ns`` is the wall time per call (the host is the device) and
+``gpu_ns`` is 0. On CUDA, ``host_ns`` is the host's issue time per call with the GPU idle
+(launch calls only; no synchronisation), and ``gpu_ns`` is the GPU's time per call between two
+CUDA events, measured with the host far ahead (a sleep kernel queued first), so launch gaps do
+not count. Each is the median over :data:`REPEATS` blocks of :data:`CALLS` calls (the CPU's
+wall time: the fastest block, since other processes sharing the cores only add time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from benchmarks.calibration.steps import TAIL_OPS, tail
+
+#: Blocks per measurement, and calls per block.
+REPEATS = 7
+CALLS = 50
+#: Matrix sizes tried for the base, per device type.
+LADDER = {"cpu": (8, 16, 32, 64, 128, 256, 512),
+          "cuda": (8, 64, 256, 512, 1024, 2048, 4096)}
+#: Most rounds per step.
+MAX_K = 8
+#: Sleep-kernel cycles queued before a GPU measurement (tens of ms on current GPUs).
+HEAD_START_CYCLES = 50_000_000
+
+
+def _host_ns(fn: Callable[[], Any], cuda: bool) -> float:
+    """Median host time per call (ns); on CUDA the GPU is idle first and not waited for."""
+    fn()
+    blocks = []
+    for _ in range(REPEATS):
+        if cuda:
+            torch.cuda.synchronize()
+        t0 = time.perf_counter_ns()
+        for _ in range(CALLS):
+            fn()
+        blocks.append((time.perf_counter_ns() - t0) / CALLS)
+    if cuda:
+        torch.cuda.synchronize()
+        return statistics.median(blocks)
+    return min(blocks)  # other processes on the CPU only ever add time
+
+
+def _gpu_ns(fn: Callable[[], Any]) -> float:
+    """Median GPU time per call (ns) between CUDA events, the host ahead of the GPU."""
+    blocks = []
+    for _ in range(REPEATS):
+        torch.cuda.synchronize()
+        torch.cuda._sleep(HEAD_START_CYCLES)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(CALLS):
+            fn()
+        end.record()
+        end.synchronize()
+        blocks.append(start.elapsed_time(end) * 1e6 / CALLS)
+    return statistics.median(blocks)
+
+
+def cost(fn: Callable[[], Any], cuda: bool) -> dict[str, float]:
+    """``{"host_ns", "gpu_ns"}`` of one call of ``fn`` (module doc)."""
+    return {"host_ns": _host_ns(fn, cuda), "gpu_ns": _gpu_ns(fn) if cuda else 0.0}
+
+
+def _matrices(m: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    torch.manual_seed(0)
+    return torch.randn(m, m, device=device), torch.randn(m, m, device=device) / m**0.5
+
+
+def probe(device_name: str, targets_us: list[float]) -> dict[str, Any]:
+    """The probe's record (module doc)."""
+    device = torch.device(device_name)
+    cuda = device.type == "cuda"
+    ladder: dict[int, dict[str, float]] = {}
+    for m in LADDER[device.type]:
+        x, w = _matrices(m, device)
+        ladder[m] = cost(lambda x=x, w=w: torch.tanh(x @ w), cuda)
+    bases: dict[str, dict[str, Any]] = {}
+    effects: dict[str, dict[str, dict[str, float]]] = {}
+    for target in targets_us:
+        m, k, predicted = _choose(ladder, target * 1000)
+        bases[str(target)] = {"m": m, "k": k, "predicted_ns": predicted}
+        x, w = _matrices(m, device)
+        y = torch.tanh(x @ w)
+        found = {"rep": cost(lambda y=y, w=w: torch.tanh(y @ w), cuda),
+                 "sync": cost(lambda y=y: y[0, 0].item(), cuda)}
+        for form in TAIL_OPS:
+            found[f"tail_{form}"] = cost(lambda y=y, form=form: tail(y, form), cuda)
+        effects[str(target)] = found
+    return {"device": device_name, "torch": torch.__version__,
+            "gpu": torch.cuda.get_device_name(device) if cuda else None,
+            "ladder": {str(m): c for m, c in ladder.items()}, "bases": bases,
+            "effects": effects}
+
+
+def _choose(ladder: dict[int, dict[str, float]], target_ns: float) -> tuple[int, int, float]:
+    """The ``(m, k, predicted ns)`` whose ``k`` rounds (each costing the larger of host issue
+    and GPU time) come nearest the target on a log scale; ties go to the smaller ``m``."""
+    best: tuple[float, int, int, float] | None = None
+    for m, c in ladder.items():
+        per = max(c["host_ns"], c["gpu_ns"])
+        for k in range(1, MAX_K + 1):
+            predicted = k * per
+            score = abs(float(torch.log(torch.tensor(predicted / target_ns))))
+            if best is None or score < best[0] - 1e-9:
+                best = (score, m, k, predicted)
+    assert best is not None
+    return best[1], best[2], best[3]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", choices=("cpu", "cuda"), required=True)
+    parser.add_argument("--targets-us", default="20,200,2000,20000")
+    args = parser.parse_args(argv)
+    targets = [float(t) for t in args.targets_us.split(",") if t.strip()]
+    print(json.dumps(probe(args.device, targets), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

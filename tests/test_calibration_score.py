@@ -1,0 +1,138 @@
+"""The calibration scorer: what it counts as right, wrong and out of bounds (no profiling)."""
+
+from __future__ import annotations
+
+from benchmarks.calibration.cells import Cell, rebuilt, single_cells
+from benchmarks.calibration.run import wait_for_load
+from benchmarks.calibration.score import expectation, expected_step_ns, score
+
+X_NS = 100_000.0
+HOST50 = Cell("host50-200us", "host50", 200.0, 1, {"m": 8, "k": 1}, {"m": 8, "k": 1,
+              "spin_ns": X_NS}, {"host_ns": X_NS, "gpu_ns": 0.0}, 200_000.0)
+#: A 20 µs-target cell as one H100 ran it: a 9.6 µs busy-wait on a host-bound 32 µs step.
+SHORT = Cell("host50-20us", "host50", 20.0, 1, {"m": 8, "k": 1}, {"m": 8, "k": 1,
+             "spin_ns": 9_559}, {"host_ns": 9_559.0, "gpu_ns": 0.0}, 19_117.0,
+             old_cost={"host_ns": 28_000.0, "gpu_ns": 7_400.0})
+PROBE = {"bases": {"20.0": {"m": 8, "k": 2, "predicted_ns": 40_000.0}},
+         "effects": {"20.0": {"rep": {"host_ns": 20_000.0, "gpu_ns": 5_000.0},
+                              "tail_chain": {"host_ns": 80_000.0, "gpu_ns": 20_000.0},
+                              "tail_fused": {"host_ns": 18_000.0, "gpu_ns": 4_000.0}}}}
+
+
+def _rec(delta_ns: float, verdict: str, old_ns: float = 200_000.0, **parts: object) -> dict:
+    return {"status": "ok", "verdict": verdict, "old_ns": old_ns, "new_ns": old_ns + delta_ns,
+            "delta_step_ns": delta_ns, "old_host_issue_ns": old_ns, "old_gpu_busy_ns": 0.0,
+            **parts}
+
+
+def test_cpu_host_effect_within_a_quarter_passes_and_outside_misses_with_the_part() -> None:
+    assert score(HOST50, "eager", "cpu", _rec(0.8 * X_NS, "slower")).passed
+    miss = score(HOST50, "eager", "cpu", _rec(0.6 * X_NS, "slower"))
+    assert not miss.passed and miss.checks == {"direction": True, "size": False,
+                                               "bounded": True}
+    assert "delta_step_ns" in miss.reasons[0]
+
+
+def test_a_change_called_in_the_wrong_direction_misses() -> None:
+    s = score(HOST50, "eager", "cpu", _rec(X_NS, "unchanged"))
+    assert s.checks["direction"] is False and "expected slower" in s.reasons[0]
+
+
+def test_a_change_under_the_size_floor_but_far_above_the_verdict_threshold_must_be_called(
+        ) -> None:
+    rec = dict(_rec(10_549.0, "slower", old_ns=32_110.0, host_issue_ns=11_082.0),
+               old_host_issue_ns=32_432.0, old_gpu_busy_ns=4_544.0)
+    assert score(SHORT, "eager", "cuda", rec).checks["direction"] is True
+    unchanged = score(SHORT, "eager", "cuda", {**rec, "verdict": "unchanged"})
+    assert unchanged.checks["direction"] is False
+    assert "expected slower" in unchanged.reasons[0]
+
+
+def test_an_expected_change_near_the_verdict_threshold_accepts_either_side_of_it() -> None:
+    rec = _rec(2_000.0, "slower", old_ns=60_000.0, host_issue_ns=2_000.0)
+    tiny = Cell("host10-60us", "host10", 60.0, 1, {}, {}, {"host_ns": 1_700.0, "gpu_ns": 0.0},
+                60_000.0)  # 1.7 µs ± 25 % straddles 3 % of 60 µs (1.8 µs)
+    assert score(tiny, "eager", "cpu", rec).checks["direction"] is True
+    assert score(tiny, "eager", "cpu", {**rec, "verdict": "unchanged"}).checks["direction"]
+    assert score(tiny, "eager", "cpu", {**rec, "verdict": "faster"}).checks["direction"] is False
+
+
+def test_the_expected_step_uses_the_runs_own_old_side_and_the_probe_only_where_it_is_missing(
+        ) -> None:
+    exp = expectation(SHORT, "eager", "cuda")
+    measured = {"old_host_issue_ns": 32_000.0, "old_gpu_busy_ns": 40_000.0}
+    assert expected_step_ns(exp, measured, "cuda", SHORT.old_cost) == 1_559.0
+    assert expected_step_ns(exp, {}, "cuda", SHORT.old_cost) == 9_559.0
+    assert expected_step_ns(exp, {"old_gpu_busy_ns": 35_000.0}, "cuda",
+                            SHORT.old_cost) == 2_559.0
+
+
+def test_a_profiled_part_is_bounded_by_its_traces_profiled_period_not_the_unprofiled_step(
+        ) -> None:
+    rec = _rec(-258.0, "inconclusive", old_ns=32_100.0, host_issue_ns=401.0,
+               own_old_ns=21_800.0, own_new_ns=22_200.0, host_wait_ns=-135_781.0,
+               host_wait_sides_ns=[222_599.0, 86_818.0],
+               profiled_period_ns=[229_766.0, 93_954.0])
+    s = score(HOST50, "cudagraph", "cuda", rec)
+    assert s.checks["bounded"] is True, s.reasons
+    over = score(HOST50, "cudagraph", "cuda", {**rec, "host_wait_ns": -235_781.0,
+                                                "host_wait_sides_ns": [322_599.0, 86_818.0]})
+    assert over.checks["bounded"] is False
+    assert any("host_wait_ns -235.8 µs > longer profiled period 229.8 µs" in r
+               for r in over.reasons)
+    assert any("A's host_wait_ns" in r for r in over.reasons)
+
+
+def test_an_unprofiled_part_is_bounded_by_the_steps_of_the_processes_it_was_measured_in(
+        ) -> None:
+    rec = _rec(X_NS, "slower", host_issue_ns=X_NS, own_old_ns=50_000.0, own_new_ns=90_000.0)
+    s = score(HOST50, "eager", "cuda", rec)
+    assert s.checks["bounded"] is False
+    assert any("host_issue_ns +100.0 µs > longer own-process step 90.0 µs" in r
+               for r in s.reasons)
+
+
+def test_a_waterfall_part_larger_than_its_steps_is_out_of_bounds() -> None:
+    rec = _rec(X_NS, "slower", excess=["waterfall compile vs eager: host_overhead +300.0 µs "
+                                       "> longer step 200.0 µs"])
+    s = score(HOST50, "eager", "cpu", rec)
+    assert s.checks["bounded"] is False and "host_overhead" in s.reasons[-1]
+
+
+def test_a_two_process_size_miss_names_the_between_process_difference_when_pairs_agree(
+        ) -> None:
+    fused = single_cells(PROBE, [20.0], ("fused",))[0]
+    truth = fused.truth["host_ns"]
+    rec = {**_rec(truth * 1.06, "faster", old_ns=108_900.0, host_issue_ns=truth * 1.6),
+           "own_old_ns": 156_400.0, "own_new_ns": 58_500.0, "new_ns": 44_400.0}
+    s = score(fused, "eager", "cuda", rec)
+    assert s.checks["size"] is False
+    assert s.context and "+44% (old: 156.4 vs 108.9 µs paired)" in s.context[0]
+    agreeing = score(fused, "eager", "cuda", {**rec, "host_issue_ns": truth})
+    assert agreeing.checks["size"] and not agreeing.context
+
+
+def test_stored_cells_are_rebuilt_from_their_probe_with_the_current_truths() -> None:
+    stale = {**single_cells(PROBE, [20.0], ("fused",))[0].to_dict(),
+             "truth": {"host_ns": 1.0, "gpu_ns": 1.0}, "old_cost": None}
+    (cell,) = rebuilt([stale], PROBE, "cuda")
+    assert cell.truth == {"host_ns": 18_000.0 - 80_000.0, "gpu_ns": 4_000.0 - 20_000.0}
+    assert cell.old_cost == {"host_ns": 2 * 20_000.0 + 80_000.0,
+                             "gpu_ns": 2 * 5_000.0 + 20_000.0}
+
+
+def test_a_manual_cuda_graph_expects_no_host_busy_wait() -> None:
+    exp = expectation(HOST50, "cudagraph", "cuda")
+    assert exp.truth_ns == 0.0 and exp.part == "host_issue_ns"
+    assert score(HOST50, "cudagraph", "cuda", _rec(2_000.0, "unchanged",
+                                                   host_issue_ns=1_000.0)).passed
+
+
+def test_a_missing_run_is_a_miss_that_says_so() -> None:
+    s = score(HOST50, "compile", "cpu", {"status": "failed", "note": "boom"})
+    assert not s.passed and "boom" in s.reasons[0]
+
+
+def test_the_load_wait_gives_up_at_its_limit_and_reports_the_load() -> None:
+    load, waited = wait_for_load(-1.0, 0.0)
+    assert load >= 0.0 and waited >= 0.0
