@@ -154,6 +154,7 @@ def profile(workload: Path, out: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_a_real_cpu_run_with_a_sin_cos_exp_chain_fails_the_gate(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     before, after = tmp_path / "before", tmp_path / "after"

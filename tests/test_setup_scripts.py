@@ -129,7 +129,23 @@ def test_the_test_command_requires_the_browser_unless_setup_skipped_it(tmp_path,
                           capture_output=True, text=True, timeout=60, check=False,
                           env={**base, **env})
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == f"{expected} args=-m pytest -q tests/x.py\n"
+    assert proc.stdout == (f"{expected} args=-m pytest -n auto --durations=15 -m not slow -q "
+                           "tests/x.py\n")
+
+
+@pytest.mark.parametrize("how", [["--all"], []])
+def test_all_runs_every_tier_and_the_default_only_the_fast_one(tmp_path, how):
+    repo = fake_checkout(tmp_path, "browser=require")
+    env = {k: v for k, v in os.environ.items() if k != "TRACEVIZ_TEST_ALL"}
+    proc = subprocess.run([BASH, str(repo / "scripts" / "test"), *how, "-q"],
+                          capture_output=True, text=True, timeout=60, check=False, env=env)
+    assert proc.returncode == 0, proc.stderr
+    if how:
+        assert proc.stdout == "require=1 args=-m pytest -n auto --durations=15 -q\n"
+        assert proc.stderr == "[test] every tier (fast and slow)\n"
+    else:
+        assert proc.stdout == ("require=1 args=-m pytest -n auto --durations=15 -m not slow "
+                               "-q\n")
 
 
 def test_the_test_command_without_setup_says_to_run_it(tmp_path):
