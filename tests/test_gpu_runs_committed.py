@@ -1,8 +1,8 @@
 """The committed GPU runs (reports/<workload>/: H100 runs with the unprofiled split, schema 3;
-the 2xH200 DDP runs, schema 2) read as the issues promise: speed verdicts agree with the paired
-CI, every speed win says where the time went — without the profiler, in the speed-up's
-direction —, the new workloads exercise a mid-sized win and a cudagraph skip, and the
-distributed straggler run names the straggler. CPU-only: it reads the committed run
+the 2xH200 DDP runs, schema 3 with lockstep pairs) read as the issues promise: speed verdicts
+agree with the paired CI, every speed win says where the time went — without the profiler, in
+the speed-up's direction —, the new workloads exercise a mid-sized win and a cudagraph skip, and
+the distributed straggler run names the straggler. CPU-only: it reads the committed run
 directories."""
 
 from __future__ import annotations
@@ -108,11 +108,20 @@ def test_the_straggler_run_names_rank_1_host_bound_and_rank_0_waits_for_it():
 def test_a_graph_that_removes_the_stragglers_launch_overhead_is_a_distributed_launch_win():
     c = comparison(REPORTS / "ddp_mlp_straggler")
     launch = verdicts(c)[("cudagraph", "launch")]
-    # rank 0, the slowest rank, only spins in NCCL: alone it would say "GPU-bound, no win".
+    # rank 0 only spins in NCCL: its own trace would say "GPU-bound, no win". The lockstep
+    # blocks record every rank's host issue time, so the verdict is decided on the bounding
+    # rank's own unprofiled split, and that rank is the straggler, confirmed without the
+    # profiler on both sides.
     assert launch.status == "WIN"
-    assert "launch overhead removed on the straggler" in launch.explanation
-    assert "on the slowest rank alone: NO_WIN" in launch.explanation
-    base, mode = launch.evidence["straggler_host_wait_us"]
+    ev = launch.evidence
+    assert ev["rules"] == "unprofiled, bounding rank"
+    assert ev["bounding_rank"] == [1, 1] and ev["bounding_rule"] == ["straggler", "straggler"]
+    assert ev["straggler_rule"] == ["unprofiled issue time", "unprofiled issue time"]
+    assert launch.explanation.startswith("launch overhead removed: host issue time saved")
+    assert "host issue times of the bounding ranks (baseline rank 1, mode rank 1)" in \
+        launch.explanation
+    assert "distributed: the straggler's (rank 1) host wait" in launch.explanation
+    base, mode = ev["straggler_host_wait_us"]
     assert base > 3 * mode
 
 

@@ -189,7 +189,9 @@ def test_gate_slowdown_edge_exactly_at_the_limit_passes() -> None:
 
 @needs_runs
 @pytest.mark.parametrize("fmt", ["text", "md", "json", "html"])
-def test_compare_two_run_dirs_renders_every_format(tmp_path: Path, fmt: str) -> None:
+def test_compare_two_run_dirs_renders_every_format(tmp_path: Path, fmt: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # text follows COLUMNS: wide enough not to wrap a cell
     b = _rms_b(tmp_path)
     out = tmp_path / f"runs.{fmt}"
     res = CliRunner().invoke(app, ["compare", str(RMS), str(b), "-f", fmt, "-o", str(out)])

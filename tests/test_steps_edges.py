@@ -3,7 +3,8 @@
 A call belongs to the last window (sorted by start, end) starting **at or before** it, if it
 does not start **after** that window's end; a call on a shared boundary belongs to the later
 step; windows that merely touch do not overlap; a trace without markers is one step spanning
-every kept event but Python frames. Every edge is pinned at equal timestamps.
+every kept event but Python frames (none when it holds only Python frames). Every edge is pinned
+at equal timestamps.
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import traceviz
 from tests.kineto import TraceBuilder
 from traceviz.analyze.steps import find_steps
+from traceviz.errors import NotATraceError
 
 
 def _windows(b: TraceBuilder, tmp_path: Path):
@@ -116,8 +119,13 @@ def test_without_markers_the_gpu_can_bound_the_step_on_both_sides(tmp_path: Path
     assert (w.start_ns.tolist(), w.end_ns.tolist()) == ([1_000], [12_000])
 
 
-def test_a_trace_with_no_events_has_no_steps(tmp_path: Path) -> None:
-    w = _windows(TraceBuilder(), tmp_path)
+def test_a_trace_with_no_events_is_refused_and_one_of_python_frames_only_has_no_steps(
+        tmp_path: Path) -> None:
+    with pytest.raises(NotATraceError, match="no timed events"):
+        traceviz.load(TraceBuilder().write(tmp_path / "empty.json"))
+    b = TraceBuilder()
+    b.x("python_function", "f", 1_000, 5_000)  # kept, but a step never spans Python frames
+    w = _windows(b, tmp_path)
     assert (w.names, w.numbers.tolist(), w.synthetic, w.overlapping) == ((), [], True, 0)
     assert (w.start_ns.dtype, w.end_ns.dtype) == (np.int64, np.int64)
     assert (w.start_ns.tolist(), w.end_ns.tolist()) == ([], [])

@@ -249,7 +249,8 @@ def test_older_runs_and_trace_files_keep_the_profiled_trace_rules_and_say_so(spl
 
 
 @pytest.mark.parametrize("fmt", ["text", "md", "json", "html"])
-def test_every_format_shows_the_split_and_the_pair_level_medians(split_run, fmt):
+def test_every_format_shows_the_split_and_the_pair_level_medians(split_run, fmt, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # text follows COLUMNS: wide enough not to wrap a cell
     c, report = build(load_run_dir(split_run))
     s = c.unprofiled["compile"]
     out = render(c, report, fmt, plotlyjs="cdn")

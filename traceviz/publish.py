@@ -33,8 +33,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
-from traceviz.atomic import PARTIAL_MARK
+from traceviz.atomic import PARTIAL_MARK, partial_name
 from traceviz.errors import OutputExistsError, UsageError
 
 #: The ``-o`` value that means standard output.
@@ -165,6 +166,30 @@ def signals_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def publishing(target: Path, *, force: bool) -> Iterator[BinaryIO]:
+    """A new temporary file beside ``target``, open for writing; when the block ends normally it
+    is synced and published (:func:`publish`), else removed. Missing folders are created and
+    leftovers of killed writes removed first (:func:`remove_stale_partials`); a write the system
+    refuses is :class:`OutputPathError`."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_partials(target)
+        tmp = partial_name(target)
+        with signals_interrupt():
+            try:
+                with open(tmp, "xb") as fh:
+                    yield fh
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.chmod(tmp, 0o644)
+                publish(tmp, target, force=force)
+            finally:
+                tmp.unlink(missing_ok=True)
+    except OSError as exc:
+        raise os_error(target, exc) from None
 
 
 def os_error(target: Path, exc: OSError) -> OutputPathError:

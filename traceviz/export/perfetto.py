@@ -31,7 +31,6 @@ event while it is written.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import nullcontext
@@ -43,17 +42,9 @@ import msgspec
 import numpy as np
 
 from traceviz.analyze.model import Analysis
-from traceviz.atomic import partial_name
 from traceviz.errors import TraceDecodeError
 from traceviz.output_guard import refuse_input_as_output
-from traceviz.publish import (
-    check_output,
-    is_stdout,
-    os_error,
-    publish,
-    remove_stale_partials,
-    signals_interrupt,
-)
+from traceviz.publish import check_output, is_stdout, publishing
 from traceviz.trace import Trace
 from traceviz.trace.source import read_trace_bytes
 from traceviz.trace.top_level import refuse_duplicate_keys
@@ -311,22 +302,7 @@ def write_overlay(trace_path: Path, out: Path, trace: Trace, a: Analysis, *,
         written = _write_document(sys.stdout.buffer, members, events, overlay)
         sys.stdout.buffer.flush()
     else:
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            remove_stale_partials(out)
-            tmp = partial_name(out)
-            with signals_interrupt():
-                try:
-                    with open(tmp, "xb") as raw:
-                        with _sink(raw, out.name.endswith(".gz")) as fh:
-                            written = _write_document(fh, members, events, overlay)
-                        raw.flush()
-                        os.fsync(raw.fileno())
-                    os.chmod(tmp, 0o644)
-                    publish(tmp, out, force=force)
-                finally:
-                    tmp.unlink(missing_ok=True)
-        except OSError as exc:
-            raise os_error(out, exc) from None
+        with publishing(out, force=force) as raw, _sink(raw, out.name.endswith(".gz")) as fh:
+            written = _write_document(fh, members, events, overlay)
     return ExportResult(out, pid, counts.steps, counts.gaps, counts.replays,
                         tuple(lanes.names.values()), written)

@@ -3,17 +3,9 @@ replacing a link, directory or special file (:mod:`traceviz.publish`)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from traceviz.atomic import partial_name
-from traceviz.publish import (
-    check_output,
-    os_error,
-    publish,
-    remove_stale_partials,
-    signals_interrupt,
-)
+from traceviz.publish import check_output, publishing
 
 
 def write_atomic(path: Path | str, data: str | bytes, *, force: bool = False) -> Path:
@@ -27,20 +19,6 @@ def write_atomic(path: Path | str, data: str | bytes, *, force: bool = False) ->
     path = Path(path)
     check_output(path, force=force)
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale_partials(path)
-        tmp = partial_name(path)
-        with signals_interrupt():
-            try:
-                with open(tmp, "xb") as f:
-                    f.write(raw)
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.chmod(tmp, 0o644)
-                publish(tmp, path, force=force)
-            finally:
-                tmp.unlink(missing_ok=True)
-    except OSError as exc:
-        raise os_error(path, exc) from None
+    with publishing(path, force=force) as fh:
+        fh.write(raw)
     return path
