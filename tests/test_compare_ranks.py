@@ -100,7 +100,7 @@ def test_two_rank_directories_compare_as_rank_sets(rank_dirs):
     assert facts["compile ranks"].startswith(f"2 rank traces in {compile_}: rank 1 arrives")
     assert "rank0.pt.trace.json.gz's step time compared" in facts["compile ranks"]
     launch = next(v for v in comparison.verdicts if v.kind == "launch")
-    assert "distributed: the straggler's (rank 1)" in launch.explanation
+    assert "distributed: the straggler's (rank 0 → rank 1)" in launch.explanation
     doc = json.loads(render(comparison, report, "json"))
     assert doc["facts"]["compile ranks"] == facts["compile ranks"]
 

@@ -166,7 +166,9 @@ def distributed_launch_verdict(v: Verdict, base: LaunchEvidence, mode: LaunchEvi
                                       mode.slowest_period_ns / 1000],
                 "rules": (BOUNDING_SPLIT_RULES if bounding_split
                           else f"{v.evidence.get('rules') or 'profiled-trace'}, straggler")}
-    facts = (f"distributed: the straggler's (rank {mode.straggler_rank}) host wait "
+    who = (f"rank {mode.straggler_rank}" if base.straggler_rank == mode.straggler_rank
+           else f"rank {base.straggler_rank} → rank {mode.straggler_rank}")
+    facts = (f"distributed: the straggler's ({who}) host wait "
              f"{base.straggler_host_wait_ns / 1e6:.2f} → {mode.straggler_host_wait_ns / 1e6:.2f}"
              f" ms/step, its peers' comm wait "
              + ("n/a" if peers is None else
