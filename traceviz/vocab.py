@@ -213,3 +213,6 @@ DTYPE_BYTES: dict[str, int] = {
 }
 #: Rank in a trace file name, when the trace has no ``distributedInfo.rank``.
 RANK_IN_FILE_NAME = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)
+#: A step timing whose spread ``(p90 − p10) / median`` is above this is marked noisy (the
+#: runner's :func:`traceviz.collect.timing.summarize`; the reports' legend explains it).
+NOISY_SPREAD = 0.10

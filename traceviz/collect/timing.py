@@ -18,8 +18,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-#: A spread ``(p90 - p10) / median`` above this marks the timing as noisy.
-NOISY_SPREAD = 0.10
+from traceviz.vocab import NOISY_SPREAD
 
 #: Seconds of back-to-back steps every warm-up on CUDA lasts at least (besides its step count).
 #: After the GPU has idled (as between two child processes), a small step runs slower than its

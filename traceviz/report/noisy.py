@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from traceviz.collect.timing import NOISY_SPREAD
+from traceviz.vocab import NOISY_SPREAD
 
 #: The legend shown under a table with a noisy step time (the definition is
 #: :func:`traceviz.collect.timing.summarize`'s).
