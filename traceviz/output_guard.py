@@ -111,15 +111,20 @@ def run_dir_inputs(run_dir: Path) -> Iterator[Path]:
         yield from run_dir_inputs(old)
 
 
+def rank_dir_members(directory: Path) -> list[Path]:
+    """The files ``report DIR`` reads as rank traces: every ``*.json`` / ``*.json.gz`` of
+    ``directory`` (not recursive) that traceviz did not write, sorted."""
+    return sorted({p for g in RANK_DIR_GLOBS for p in directory.glob(g)
+                   if p.is_file() and not is_traceviz_output(p)})
+
+
 def input_files(path: Path) -> Iterator[Path]:
     """The files a command reads from ``path``: the file itself, a run directory's inputs, or
     a directory's rank traces (module doc)."""
     if (path / MANIFEST).is_file():
         yield from run_dir_inputs(path)
     elif path.is_dir():
-        for pattern in RANK_DIR_GLOBS:
-            yield from (p for p in path.glob(pattern)
-                        if p.is_file() and not is_traceviz_output(p))
+        yield from rank_dir_members(path)
     else:
         yield path
 

@@ -37,6 +37,7 @@ from typing import BinaryIO
 
 from traceviz.atomic import PARTIAL_MARK, partial_name
 from traceviz.errors import OutputExistsError, UsageError
+from traceviz.file_kind import file_kind
 
 #: The ``-o`` value that means standard output.
 STDOUT = "-"
@@ -50,18 +51,6 @@ class OutputPathError(UsageError):
 def is_stdout(out: str | os.PathLike[str] | None) -> bool:
     """Whether ``out`` asks for standard output (``-o -``)."""
     return out is not None and os.fspath(out) == STDOUT
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
 
 
 def check_output(out: Path | None, *, force: bool) -> None:
@@ -83,20 +72,27 @@ def check_output(out: Path | None, *, force: bool) -> None:
             f"{out} is a symbolic link (to {os.readlink(out)}); --force replaces only regular "
             "files, never a link: remove it, or write to the file it points to")
     if not stat.S_ISREG(st.st_mode):
+        kind = file_kind(st.st_mode)
         raise OutputPathError(
-            f"{out} is {_kind(st.st_mode)}; traceviz writes only regular files and never "
-            f"replaces {_kind(st.st_mode)}, with --force or without (use -o - for standard "
-            "output)")
+            f"{out} is {kind}; traceviz writes only regular files and never replaces {kind}, "
+            "with --force or without (use -o - for standard output)")
     if not force:
         raise OutputExistsError.of(out)
     _check_parent(out)
 
 
-def _check_parent(out: Path) -> None:
-    """The first existing folder above ``out`` must be a folder that can be written."""
-    parent = out.parent
+def existing_ancestor(path: Path) -> Path:
+    """The nearest folder above ``path`` that exists (``/`` at the latest): where creating
+    ``path`` and its missing folders starts."""
+    parent = path.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
+    return parent
+
+
+def _check_parent(out: Path) -> None:
+    """The first existing folder above ``out`` must be a folder that can be written."""
+    parent = existing_ancestor(out)
     if not parent.is_dir():
         raise OutputPathError(f"{out}: {parent} is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):

@@ -45,6 +45,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from traceviz.errors import UsageError
+from traceviz.file_kind import file_kind
 
 WIN = "WIN"
 NO_WIN = "NO_WIN"
@@ -210,9 +211,6 @@ def parse_thresholds(overrides: list[str] | None = None, config: Path | None = N
 #: A thresholds file is a few lines; a larger one is refused unread (not a thresholds file).
 MAX_CONFIG_BYTES = 1 << 20
 
-_SPECIAL = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
-            (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-            (stat.S_ISBLK, "a block device"))
 
 
 def _config_text(path: Path) -> str:
@@ -227,8 +225,8 @@ def _config_text(path: Path) -> str:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            kind = next((name for test, name in _SPECIAL if test(st.st_mode)), "a special file")
-            raise UsageError(f"threshold config {path}: not a regular file ({kind})")
+            raise UsageError(f"threshold config {path}: not a regular file "
+                             f"({file_kind(st.st_mode)})")
         if st.st_size > MAX_CONFIG_BYTES:
             raise UsageError(f"threshold config {path}: {st.st_size:,} bytes; a thresholds "
                              f"file is at most {MAX_CONFIG_BYTES:,}")

@@ -35,7 +35,7 @@ from types import FrameType
 from typing import Any
 
 from traceviz.atomic import remove_partials
-from traceviz.collect import manifest
+from traceviz.collect import manifest, run_files
 
 #: A mode with one of these statuses ran to its end (well or not) and is not run again.
 FINISHED_STATUSES = frozenset({"ok", "failed", "mismatch", "skipped"})
@@ -140,10 +140,11 @@ def plan_resume(run_dir: Path, *, force: bool) -> ResumePlan:
         record = manifest.read_manifest(run_dir)
     except (OSError, ValueError) as exc:
         raise ResumeError(f"{run_dir}: cannot read {manifest.MANIFEST_NAME} ({exc})") from None
-    modes = record.get("modes") if isinstance(record, dict) else None
-    workload_rec = record.get("workload") if isinstance(record, dict) else None
-    if not isinstance(modes, dict) or not isinstance(workload_rec, dict):
-        raise ResumeError(f"{run_dir / manifest.MANIFEST_NAME}: not a traceviz run manifest")
+    problem = run_files.run_manifest_problem(record)
+    if problem is not None:
+        raise ResumeError(f"{run_dir / manifest.MANIFEST_NAME}: not a traceviz run manifest "
+                          f"({problem})")
+    modes, workload_rec = record["modes"], record["workload"]
     workload = Path(str(workload_rec.get("path")))
     if not workload.is_file():
         raise ResumeError(f"{run_dir}: the run's workload file {workload} is gone")

@@ -26,14 +26,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+from traceviz.analyze.manifest_check import SUPPORTED_SCHEMAS
 from traceviz.atomic import PARTIAL_MARK
-from traceviz.collect.manifest import MANIFEST_NAME, SCHEMA_VERSION, RunDirError
+from traceviz.collect.manifest import MANIFEST_NAME, RunDirError
+from traceviz.publish import existing_ancestor
 
 REPORT_NAME = "report.html"
 LOGS_DIR = "logs"
+#: OLD's run directory inside NEW's (``profile NEW --against OLD``).
 OLD_DIR = "old"
-#: Highest manifest schema a run of this traceviz may have written.
-KNOWN_SCHEMAS = range(1, SCHEMA_VERSION + 1)
 #: Names shown when refusing (the rest are counted).
 SHOWN = 5
 #: A mode name that is safe as a file-name part.
@@ -50,7 +51,7 @@ def run_manifest_problem(record: Any) -> str | None:
     if not isinstance(record, dict):
         return "not a JSON object"
     schema = record.get("schema")
-    if not isinstance(schema, int) or isinstance(schema, bool) or schema not in KNOWN_SCHEMAS:
+    if not isinstance(schema, int) or isinstance(schema, bool) or schema not in SUPPORTED_SCHEMAS:
         return f"no known traceviz schema (schema: {schema!r})"
     for key in ("workload", "modes"):
         if not isinstance(record.get(key), dict):
@@ -152,9 +153,7 @@ def check_run_dir(path: Path, force: bool) -> None:
     if path.is_symlink():
         raise RunDirError(f"{path} is a symbolic link; give the directory it points to")
     if not path.exists():
-        parent = path.parent
-        while not parent.exists() and parent != parent.parent:
-            parent = parent.parent
+        parent = existing_ancestor(path)
         if not parent.is_dir():
             raise RunDirError(f"{path}: {parent} is not a directory")
         return

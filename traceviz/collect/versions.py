@@ -22,9 +22,8 @@ from typing import Any
 from traceviz.collect import manifest, run_control, runner
 from traceviz.collect.against import signature_mismatch
 from traceviz.collect.mode_names import skip_reason
+from traceviz.collect.run_files import OLD_DIR
 
-#: OLD's run directory, inside NEW's.
-OLD_DIR = "old"
 #: Mode statuses whose step ran to the end (and can be timed against the other version).
 RAN = ("ok", "mismatch")
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from traceviz.errors import TraceDecodeError, TraceNotFoundError, TraceTooLargeError
+from traceviz.file_kind import file_kind
 from traceviz.trace.limits import format_size, max_memory_bytes
 from traceviz.trace.parallel import thread_map
 from traceviz.trace.text import pread_into
@@ -48,16 +49,6 @@ def too_large(path: Path, size: str, limit: int, source: str) -> TraceTooLargeEr
 READ_SLICE_BYTES = 64 * 1024 * 1024
 
 
-def _kind(p: Path) -> str:
-    """What a path that is not a regular file is, in words."""
-    for test, name in ((p.is_dir, "a directory"), (p.is_fifo, "a FIFO"),
-                       (p.is_socket, "a socket"), (p.is_char_device, "a character device"),
-                       (p.is_block_device, "a block device")):
-        if test():
-            return name
-    return "a special file"
-
-
 def read_trace_bytes(
     path: str | Path, limit: int | None = None, source: str = "--max-memory",
     threads: int = 1, threads_from_bytes: int = 0,
@@ -75,8 +66,8 @@ def read_trace_bytes(
     if not p.exists():
         raise TraceNotFoundError(f"{p}: no such file")
     if not p.is_file():
-        raise TraceNotFoundError(f"{p}: not a regular file ({_kind(p)}); traces are read from "
-                                 "regular files")
+        raise TraceNotFoundError(f"{p}: not a regular file ({file_kind(p.stat().st_mode)}); "
+                                 "traces are read from regular files")
     try:
         with p.open("rb") as f:
             on_disk = p.stat().st_size

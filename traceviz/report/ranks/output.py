@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from traceviz.errors import UsageError
-from traceviz.output_guard import RANK_DIR_GLOBS, is_traceviz_output
+from traceviz.output_guard import rank_dir_members
 
 if TYPE_CHECKING:
     from traceviz.analyze.distributed.model import FailedRank, RanksAnalysis
@@ -23,7 +23,7 @@ def rank_trace_paths(targets: list[Path], is_run_dir: bool) -> list[Path] | None
 
     Several targets: each must be a trace file. One directory that is not a run directory:
     every ``*.json`` / ``*.json.gz`` in it (not recursive), except the reports and exports
-    traceviz wrote there (:func:`is_traceviz_output`).
+    traceviz wrote there (:func:`~traceviz.output_guard.rank_dir_members`).
     """
     if len(targets) > 1:
         dirs = [p for p in targets if p.is_dir()]
@@ -34,8 +34,7 @@ def rank_trace_paths(targets: list[Path], is_run_dir: bool) -> list[Path] | None
     (target,) = targets
     if not target.is_dir() or is_run_dir:
         return None
-    found = sorted({p for g in RANK_DIR_GLOBS for p in target.glob(g)
-                    if p.is_file() and not is_traceviz_output(p)})
+    found = rank_dir_members(target)
     if not found:
         raise UsageError(f"{target}: a directory with no .json / .json.gz traces")
     return found
