@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from benchmarks.calibration.cells import Cell, rebuilt, single_cells
+from benchmarks.calibration.cells import Cell, dist_cells, rebuilt, single_cells
 from benchmarks.calibration.run import wait_for_load
-from benchmarks.calibration.score import expectation, expected_step_ns, score
+from benchmarks.calibration.score import expectation, expected_step_ns, named_straggler, score
 
 X_NS = 100_000.0
 HOST50 = Cell("host50-200us", "host50", 200.0, 1, {"m": 8, "k": 1}, {"m": 8, "k": 1,
@@ -136,3 +136,57 @@ def test_a_missing_run_is_a_miss_that_says_so() -> None:
 def test_the_load_wait_gives_up_at_its_limit_and_reports_the_load() -> None:
     load, waited = wait_for_load(-1.0, 0.0)
     assert load >= 0.0 and waited >= 0.0
+
+
+def _ranks_doc(mode_rule: str, mode_rank: int, base_rule: str = "slowest period") -> dict:
+    """A distributed run's report with one compiled mode's rank headline."""
+    return {"headline": {"compile": {"ranks": {"bounding_rule": [base_rule, mode_rule],
+                                               "bounding_rank": [0, mode_rank]}},
+                         "triton": None}}
+
+
+def test_the_named_straggler_is_read_from_the_modes_rank_headline_eager_from_its_baseline_side(
+        ) -> None:
+    doc = _ranks_doc("straggler", 1, base_rule="straggler")
+    assert named_straggler(doc, "compile") == 1
+    assert named_straggler(doc, "eager") == 0
+    assert named_straggler(_ranks_doc("slowest period", 1), "compile") is None
+    assert named_straggler(doc, "cudagraph") == "?"
+
+
+def _dist_rec(delta_ns: float, old_ns: float, stragglers: list) -> dict:
+    return {"status": "ok/ok", "verdict": "slower", "old_ns": old_ns,
+            "new_ns": old_ns + delta_ns, "delta_step_ns": delta_ns,
+            "own_old_ns": old_ns, "own_new_ns": old_ns + delta_ns,
+            "old_host_issue_ns": old_ns, "old_gpu_busy_ns": 0.0, "stragglers": stragglers}
+
+
+def test_an_injected_straggler_must_be_named_and_the_symmetric_run_must_name_none() -> None:
+    (cell,) = dist_cells("cuda", ("straggler",))
+    d = cell.truth["host_ns"]
+    assert score(cell, "eager", "cuda", _dist_rec(d, 2e6, [None, 1])).passed
+    missed = score(cell, "eager", "cuda", _dist_rec(d, 2e6, [None, None]))
+    assert missed.checks["straggler"] is False and "straggler" in missed.reasons[0]
+    false_alarm = score(cell, "eager", "cuda", _dist_rec(d, 2e6, [0, 1]))
+    assert false_alarm.checks["straggler"] is False
+
+
+def test_in_a_graph_replay_the_stragglers_delay_overlaps_the_previous_replay() -> None:
+    """The step becomes max(old step, D + one launch): a 1 ms delay on a 0.53 ms replay adds
+    0.47 ms (H200: +0.504 ms measured), in eager all of D."""
+    (cell,) = dist_cells("cuda", ("straggler",))
+    d = cell.truth["host_ns"]
+    replay = score(cell, "cudagraph", "cuda", _dist_rec(504_000.0, 529_000.0, [None, 1]))
+    assert replay.passed and replay.expected["truth_ns"] == d - 529_000.0
+    assert not score(cell, "eager", "cuda", _dist_rec(504_000.0, 529_000.0, [None, 1])).passed
+
+
+def test_one_more_round_expects_as_many_kernels_as_a_round_of_the_old_side_has() -> None:
+    """cuBLAS ran the 200 µs cell's matmul as two kernels (split-K): 7 rounds + a 1-op tail =
+    22 kernels on side A, so one more round adds 3, not 2."""
+    (cell,) = single_cells({"bases": {"200.0": {"m": 256, "k": 7, "predicted_ns": 2e5}},
+                            "effects": {"200.0": {"rep": {"host_ns": 2e4, "gpu_ns": 3e4}}}},
+                           [200.0], ("gpu",))
+    rec = _rec(30_000.0, "slower", gpu_busy_ns=30_000.0, kernels=3.0, old_kernels=22.0)
+    assert score(cell, "eager", "cuda", rec).checks["counts"] is True
+    assert score(cell, "eager", "cuda", {**rec, "kernels": 2.0}).checks["counts"] is False

@@ -83,6 +83,24 @@ def test_each_mode_gets_the_paired_verdict_or_says_why_not():
     assert cg.why.status_a == "failed" and cg.why.status_b == "ok"
 
 
+def test_host_issue_comes_from_the_paired_blocks_not_the_two_runs_own_processes():
+    """OLD's and NEW's issue times of the one-process paired blocks (medians 0.5 and 0.8 ms)
+    replace the runs' own processes' (0.2 → 0.9 ms); a record without them keeps the runs'."""
+    def own(issue: float) -> dict:
+        return {"status": "ok", "paired": {"baseline": "eager", "mode_issue_ms": [issue]}}
+
+    rec = against(0.85, 0.83, 0.87)
+    rec["paired"].update(baseline_issue_ms=[0.4, 0.5, 0.7], mode_issue_ms=[0.9, 0.8, 0.6])
+    old = _run("old", {"eager": {"status": "ok"}, "compile": own(0.2)})
+    new = _run("new", {"eager": {"status": "ok"}, "compile": {**own(0.9), "against": rec}})
+    m = compare_versions(old, new).mode("compile")
+    assert (m.why.host_issue_ms.a, m.why.host_issue_ms.b) == (0.5, 0.8)
+    new = _run("new", {"eager": {"status": "ok"},
+                       "compile": {**own(0.9), "against": against(0.85, 0.83, 0.87)}})
+    m = compare_versions(old, new).mode("compile")
+    assert (m.why.host_issue_ms.a, m.why.host_issue_ms.b) == (0.2, 0.9)
+
+
 def test_a_mode_without_an_against_record_is_inconclusive_with_the_reason():
     vc = compare_versions(_run("old", {"eager": {"status": "ok"}}),
                           _run("new", {"eager": {"status": "ok"}}))

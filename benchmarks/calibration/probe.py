@@ -30,7 +30,7 @@ from typing import Any
 
 import torch
 
-from benchmarks.calibration.steps import TAIL_OPS, tail
+from benchmarks.calibration.steps import TAIL_OPS, tail, tail_input
 
 #: Blocks per measurement, and calls per block.
 REPEATS = 7
@@ -104,8 +104,9 @@ def probe(device_name: str, targets_us: list[float]) -> dict[str, Any]:
         y = torch.tanh(x @ w)
         found = {"rep": cost(lambda y=y, w=w: torch.tanh(y @ w), cuda),
                  "sync": cost(lambda y=y: y[0, 0].item(), cuda)}
+        corner = tail_input(y)
         for form in TAIL_OPS:
-            found[f"tail_{form}"] = cost(lambda y=y, form=form: tail(y, form), cuda)
+            found[f"tail_{form}"] = cost(lambda y=corner, form=form: tail(y, form), cuda)
         effects[str(target)] = found
     return {"device": device_name, "torch": torch.__version__,
             "gpu": torch.cuda.get_device_name(device) if cuda else None,

@@ -1,13 +1,18 @@
 """Score stored calibration results again with the current scorer (no profiling).
 
-``python -m benchmarks.calibration.rescore RESULTS... [--runs DIR]`` rewrites each results file of
-:mod:`benchmarks.calibration.run` in place: every cell × mode is scored by
-:func:`benchmarks.calibration.score.score` and the summary is recomputed. Without ``--runs`` the
-stored ``recovered`` values are scored; with it, each cell's report is first rendered again by
-the current traceviz from its run directory ``DIR/<cell>`` and its old version's ``DIR/<cell>/old``
-(``traceviz report … -f json``), so a change to the analysis is scored on the same measurements.
-The cells' truths are built again from the stored probe by the current
-:mod:`benchmarks.calibration.cells`.
+``python -m benchmarks.calibration.rescore RESULTS... [--runs DIR | --reports DIR]
+[--manifests DIR]`` rewrites each results file of :mod:`benchmarks.calibration.run` in place:
+every cell × mode is scored by :func:`benchmarks.calibration.score.score` and the summary is
+recomputed. Without options the stored ``recovered`` values are scored. With ``--runs`` each
+cell's report is first rendered again by the current traceviz from its run directory
+``DIR/<cell>`` and its old version's ``DIR/<cell>/old`` (``traceviz report … -f json``), so a
+change to the analysis is scored on the same measurements. With ``--reports DIR`` the stored
+JSON reports ``DIR/<cell>.json`` and ``DIR/<cell>.old.json`` (written by the run) are read
+again. With ``--manifests DIR`` (run directories whose traces were not kept:
+``DIR/<cell>/manifest.json``) the Δ host issue of every ``--against`` cell is taken from the
+paired blocks of the run's manifest by :func:`traceviz.analyze.version_diff.paired_issue`, as
+the current report does. The cells' truths are built again from the stored probe by the
+current :mod:`benchmarks.calibration.cells`.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any
 from benchmarks.calibration.cells import rebuilt
 from benchmarks.calibration.run import write_results
 from benchmarks.calibration.score import recovered_against, score
+from traceviz.analyze.version_diff import paired_issue
 from traceviz.collect.run_files import OLD_DIR
 
 
@@ -32,7 +38,18 @@ def _report_again(run_dir: Path) -> dict[str, Any] | None:
     return json.loads(done.stdout) if done.returncode == 0 and done.stdout else None
 
 
-def rescore(path: Path, runs: Path | None = None) -> None:
+def paired_issue_ns(manifest: Path, mode: str) -> tuple[float, float] | None:
+    """OLD's and NEW's unprofiled host issue per step (ns) of ``mode`` from the paired blocks of
+    a ``profile --against`` run's manifest (``None``: absent)."""
+    if not manifest.is_file():
+        return None
+    entry = (json.loads(manifest.read_text()).get("modes") or {}).get(mode) or {}
+    pair = paired_issue(entry.get("against"))
+    return None if pair is None else (pair.a * 1e6, pair.b * 1e6)
+
+
+def rescore(path: Path, runs: Path | None = None, manifests: Path | None = None,
+            reports: Path | None = None) -> None:
     """Score the results file at ``path`` again, in place (``runs``: report again first). The
     cells are built again from the stored probe (:func:`benchmarks.calibration.cells.rebuilt`),
     so the current truth models are scored."""
@@ -47,6 +64,14 @@ def rescore(path: Path, runs: Path | None = None) -> None:
         if s["cell"] in docs:
             doc, old_doc = docs[s["cell"]]
             rec = recovered_against(doc, s["mode"], old_doc) if doc is not None else None
+        if reports is not None and (reports / f"{s['cell']}.json").is_file():
+            doc = json.loads((reports / f"{s['cell']}.json").read_text())
+            old_path = reports / f"{s['cell']}.old.json"
+            old_doc = json.loads(old_path.read_text()) if old_path.is_file() else None
+            rec = recovered_against(doc, s["mode"], old_doc)
+        if manifests is not None and rec is not None and cells[s["cell"]].nproc == 1 and (
+                issue := paired_issue_ns(manifests / s["cell"] / "manifest.json", s["mode"])):
+            rec = {**rec, "old_host_issue_ns": issue[0], "host_issue_ns": issue[1] - issue[0]}
         kept = {k: s[k] for k in ("load_start_1m", "loadavg_1m", "waited_s") if k in s}
         scores.append({**score(cells[s["cell"]], s["mode"], record["device"], rec).to_dict(),
                        **kept})
@@ -58,9 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="+", type=Path)
     parser.add_argument("--runs", type=Path, help="report each cell's run directory again")
+    parser.add_argument("--manifests", type=Path,
+                        help="take Δ host issue from the paired blocks of DIR/<cell>/manifest.json")
+    parser.add_argument("--reports", type=Path,
+                        help="score the stored reports DIR/<cell>.json and DIR/<cell>.old.json")
     args = parser.parse_args(argv)
     for p in args.results:
-        rescore(p, args.runs)
+        rescore(p, args.runs, args.manifests, args.reports)
     return 0
 
 

@@ -48,6 +48,7 @@ from typing import Any
 
 from benchmarks.calibration import cells as cellmod
 from benchmarks.calibration.score import (
+    CHECKS,
     TOL_FLOOR_NS,
     TOL_FRACTION,
     recovered_against,
@@ -110,7 +111,8 @@ def run_cell(cell: cellmod.Cell, args: argparse.Namespace, out: Path,
              env: dict[str, str]
              ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, list[str]]:
     """Profile one cell; return (the JSON report, the old version's JSON report (``profile
-    --against`` only), the modes)."""
+    --against``) or both runs' own reports (``{"a": …, "b": …}``, distributed cells), the
+    modes)."""
     a, b = cellmod.write_pair(cell, out / "workloads")
     runs = out / "runs"
     runs.mkdir(parents=True, exist_ok=True)
@@ -132,7 +134,9 @@ def run_cell(cell: cellmod.Cell, args: argparse.Namespace, out: Path,
     report = runs / f"{cell.name}.json"
     _run([*_traceviz(), "compare", str(dirs[0]), str(dirs[1]), "-f", "json", "-o",
           str(report), "--force"], log, env)
-    return (json.loads(report.read_text()) if report.is_file() else None), None, modes.split(",")
+    sides = [_report(d, runs / f"{d.name}.json", log, env) for d in dirs]
+    return ((json.loads(report.read_text()) if report.is_file() else None),
+            {"a": sides[0], "b": sides[1]}, modes.split(","))
 
 
 def _summary(scores: list[dict[str, Any]]) -> dict[str, Any]:
@@ -141,7 +145,7 @@ def _summary(scores: list[dict[str, Any]]) -> dict[str, Any]:
         return {"checked": len(vals), "passed": sum(bool(v) for v in vals)}
 
     return {"scored": len(scores), "passed": sum(bool(s["passed"]) for s in scores),
-            **{c: count(c) for c in ("direction", "size", "counts", "bounded")}}
+            **{c: count(c) for c in CHECKS}}
 
 
 def write_results(record: dict[str, Any], paths: list[Path]) -> None:
@@ -260,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
             rec = None
             if doc is not None:
                 rec = (recovered_against(doc, mode, old_doc) if cell.nproc == 1
-                       else recovered_runs(doc, mode))
+                       else recovered_runs(doc, mode, old_doc))
             s = score(cell, mode, args.device, rec)
             record["scores"].append({**s.to_dict(), "load_start_1m": round(load_start, 2),
                                      "loadavg_1m": round(os.getloadavg()[0], 2),

@@ -45,11 +45,15 @@ truth the effect's host cost. On CUDA, host effects (busy-wait, launches, fusion
   significant);
 * size: ``|recovered − truth| ≤ max(TOL_FRACTION × |truth|, TOL_FLOOR_NS)`` in the checked part;
 * counts (CUDA, eager and the manual CUDA graph, which replays eager's kernels): Δ kernels per
-  step as injected (±0.5);
+  step as injected (±0.5); for ``gpu``, one round's kernels as A's own count gives them
+  (``(A's kernels − its tail's) / k``: cuBLAS may run a matmul as two kernels, split-K);
 * a ``sync`` cell in a CUDA-graph mode that did not run for the new side passes as
   ``capture_refused`` (a device → host copy cannot be captured);
 * bounded (:func:`bound_violations`): no part is larger than the longer of the two steps *it
-  was measured in*.
+  was measured in*; distributed cells: also every waterfall part of either run's own report;
+* straggler (distributed cells): run A (no effect injected, symmetric ranks) names no
+  straggler; run B of the ``straggler`` cell names rank ``SLOW_RANK`` (whose host was delayed),
+  each in the mode's rank headline (:func:`named_straggler`).
 
 A miss whose checked part comes from two processes while the paired (one-process) step change
 agrees with the truth gets a ``context`` line naming the between-process difference
@@ -58,11 +62,12 @@ agrees with the truth gets a ``context`` line naming the between-process differe
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from benchmarks.calibration.cells import HOST_FRACTIONS, Cell
-from benchmarks.calibration.steps import CHAIN, SPLIT
+from benchmarks.calibration.dist_steps import SLOW_RANK
+from benchmarks.calibration.steps import CHAIN, SPLIT, TAIL_OPS
 
 #: Size tolerance: this fraction of the truth …
 TOL_FRACTION = 0.25
@@ -74,6 +79,8 @@ TREES = ("reduce-overhead", "max-autotune")
 #: Modes that run eager's kernels (a manual CUDA graph captures them): their kernel counts
 #: change as eager's do.
 EAGER_KERNELS = ("eager", "cudagraph")
+#: The checks of a cell × mode, in table order (module doc).
+CHECKS = ("direction", "size", "counts", "bounded", "straggler")
 #: Paired verdicts that say "no significant change".
 NO_CHANGE = ("unchanged", "inconclusive")
 
@@ -98,6 +105,7 @@ def _why_parts(why: dict[str, Any]) -> dict[str, Any]:
             "host_wait_ns": _delta(why.get("host_wait_ns")),
             "kernels": _delta(why.get("kernels")),
             "launches": _delta(why.get("launches")),
+            "old_kernels": _old(why.get("kernels")),
             "old_host_issue_ns": _old(why.get("host_issue_ms"), 1e6),
             "old_gpu_busy_ns": _old(why.get("gpu_busy_ns"))}
 
@@ -158,8 +166,27 @@ def recovered_against(doc: dict[str, Any], mode: str,
     return rec
 
 
-def recovered_runs(doc: dict[str, Any], mode: str) -> dict[str, Any] | None:
-    """What ``traceviz compare A B -f json`` (two runs) says of ``mode`` A → B (module doc)."""
+def named_straggler(doc: dict[str, Any] | None, mode: str) -> int | str | None:
+    """The rank a distributed run's report names as the straggler bounding ``mode``'s step
+    (``headline[m].ranks``: ``bounding_rule`` "straggler"; eager is the baseline side of the
+    first compiled mode's pair), ``None`` when it names none, ``"?"`` when the report has no
+    rank headline for ``mode``."""
+    for name, head in ((doc or {}).get("headline") or {}).items():
+        ranks = (head or {}).get("ranks")
+        if not ranks or (mode != "eager" and name != mode):
+            continue
+        side = 0 if mode == "eager" else 1
+        rule, rank = ranks["bounding_rule"][side], ranks["bounding_rank"][side]
+        return int(rank) if rule == "straggler" else None
+    return "?"
+
+
+def recovered_runs(doc: dict[str, Any], mode: str,
+                   sides: dict[str, dict[str, Any] | None] | None = None
+                   ) -> dict[str, Any] | None:
+    """What ``traceviz compare A B -f json`` (two runs) says of ``mode`` A → B (module doc);
+    ``sides``: each run's own report (``{"a": …, "b": …}``), for the straggler each names
+    (``stragglers``: A's, B's; :func:`named_straggler`) and its waterfalls' bounds."""
     modes = doc.get("modes") or (doc.get("runs") or {}).get("modes") or []
     entry = next((m for m in modes if m.get("mode") == mode), None)
     if entry is None:
@@ -176,7 +203,11 @@ def recovered_runs(doc: dict[str, Any], mode: str) -> dict[str, Any] | None:
                    min_speedup=speed.get("min_speedup"))
         rec.update(own_old_ns=rec["old_ns"], own_new_ns=rec["new_ns"])  # the same processes
     rec.update(_why_parts(entry))
-    rec["excess"] = _waterfall_excess(doc, mode)
+    sides = sides or {}
+    rec["excess"] = _waterfall_excess(doc, mode) + [
+        f"run {k.upper()}: {e}" for k in "ab" for e in _waterfall_excess(sides.get(k), mode)]
+    rec["stragglers"] = [named_straggler(sides.get(k), mode) if sides.get(k) else "?"
+                         for k in "ab"]
     return rec
 
 
@@ -366,6 +397,20 @@ def score(cell: Cell, mode: str, device: str, rec: dict[str, Any] | None,
     """Score one cell × mode (module doc; ``min_speedup``: the verdict threshold where the
     report does not give its own)."""
     exp = expectation(cell, mode, device)
+    if (cell.effect == "straggler" and cell.nproc > 1 and mode in ("cudagraph", *TREES)
+            and exp.truth_ns is not None and rec is not None
+            and isinstance(rec.get("old_ns"), (int, float))):
+        # a replay's host cost is one launch: rank 1's delay D overlaps the GPU's previous
+        # replay, and the step becomes max(old step, D + one launch)
+        exp = replace(exp, truth_ns=max(0.0, exp.truth_ns - rec["old_ns"]),
+                      why="rank 1's delay overlaps the previous replay: Δstep = D − old step")
+    if (cell.effect == "gpu" and exp.kernels is not None and rec is not None
+            and isinstance(rec.get("old_kernels"), (int, float))):
+        # one more round of A's own kernels: cuBLAS may run a matmul as two (split-K)
+        rounds = int(cell.old["k"])
+        per_round = (rec["old_kernels"] - TAIL_OPS[str(cell.old.get("tail", "one"))]) / rounds
+        exp = replace(exp, kernels=per_round,
+                      why=f"one more round of A's kernels ({per_round:g} per round)")
     s = Score(cell.name, cell.effect, cell.target_us, mode, asdict(exp), rec, None)
     if cell.effect == "sync" and mode in ("cudagraph", *TREES) and device == "cuda" and (
             rec is None or rec.get("delta_step_ns") is None):
@@ -400,6 +445,15 @@ def score(cell: Cell, mode: str, device: str, rec: dict[str, Any] | None,
         if not s.checks["counts"]:
             s.reasons.append(f"counts: Δ kernels/step {rec['kernels']:+.1f}, injected "
                              f"{exp.kernels:+.0f}")
+    if cell.nproc > 1 and rec.get("stragglers"):
+        want = [None, SLOW_RANK if cell.effect == "straggler" else "any"]
+        got = rec["stragglers"]
+        s.checks["straggler"] = all(g == w or (w == "any" and g != "?")
+                                    for g, w in zip(got, want, strict=True))
+        if not s.checks["straggler"]:
+            s.reasons.append(f"straggler: named {got[0]} (A, none injected) and {got[1]} (B), "
+                             f"expected {want[0]} and "
+                             f"{'rank ' + str(want[1]) if want[1] != 'any' else 'any'}")
     over = bound_violations(rec)
     s.checks["bounded"] = not over
     s.reasons.extend(f"bound: {o}" for o in over)

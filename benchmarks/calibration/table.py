@@ -3,9 +3,13 @@
 
 ``python -m benchmarks.calibration.table RESULTS... > docs/calibration.md``
 
-One section per results file (device, ranks, date, settings, pass counts per check), then one
-row per cell × mode: what was injected into the checked part, what traceviz recovered there,
-the expected and the reported step change, the other parts, and pass / miss with the reasons.
+First the **standing table**: per device and rank count, the latest result of every cell × mode
+(the files are read in the order given, a later file's score of a cell × mode replacing an
+earlier one's), with its pass counts per check and the misses. Then one section per results
+file (device, ranks, date, settings, pass counts per check, its notes), with one row per cell ×
+mode: what was injected into the checked part, what traceviz recovered there, the expected and
+the reported step change, the other parts, and pass / miss with the reasons. Last, the
+hand-written analysis of the misses, :data:`MISSES` (``benchmarks/calibration/misses.md``).
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks.calibration.score import TOL_FLOOR_NS, TOL_FRACTION
+from benchmarks.calibration.score import CHECKS, TOL_FLOOR_NS, TOL_FRACTION
 
+#: The hand-written analysis of the misses, appended to the page.
+MISSES = Path(__file__).with_name("misses.md")
 #: Short labels of the checked parts.
 PART_LABEL = {"delta_step_ns": "Δstep", "host_issue_ns": "Δhost issue",
               "gpu_busy_ns": "ΔGPU busy", None: "–"}
@@ -50,7 +56,11 @@ each mode is scored (`benchmarks/calibration/score.py`):
   unprofiled steps of the same measurement, profiled ones (ΔGPU busy, Δhost wait of the lean
   traces, and each version's host wait) against the profiled step periods of the traces they
   come from. (A profiled host wait of 110 µs in a trace whose unprofiled step is 32 µs is the
-  profiler's inflation, not an unbounded part.)
+  profiler's inflation, not an unbounded part.) Distributed cells: also every waterfall part
+  of each run's own report, against that waterfall's longer step;
+* **straggler** (distributed cells): run A (symmetric ranks, nothing injected) names no
+  straggler in the mode's rank headline; run B of `straggler` names rank 1, whose host was
+  delayed.
 
 **Which part is "right".** The `--against` report gives old → new the paired step change, the
 change in unprofiled host issue time per step, in GPU busy and in host wait (lean traces), and
@@ -137,7 +147,7 @@ def _section(record: dict[str, Any], source: str) -> list[str]:
     ranks = f", {record['nproc']} ranks" if record.get("nproc", 1) > 1 else ""
     where = record.get("gpu") or record["device"]
     checks = ", ".join(f"{c} {sm[c]['passed']}/{sm[c]['checked']}"
-                       for c in ("direction", "size", "counts", "bounded") if sm[c]["checked"])
+                       for c in CHECKS if sm.get(c, {}).get("checked"))
     rate = sm["passed"] / sm["scored"] if sm["scored"] else 0.0
     lines = [f"## {record['device'].upper()}{ranks}: {record['date']} ({where})", "",
              f"From `{source}`: modes {st['modes']}, timing budget {st['timing_budget_s']:g} s "
@@ -154,6 +164,7 @@ def _section(record: dict[str, Any], source: str) -> list[str]:
         lines += ["", f"1-minute load average when the cells started and ended: "
                   f"{min(loads):.1f}–{max(loads):.1f}{on}{wait} (an oversubscribed CPU charges "
                   "extra CPU time several times over in wall time)."]
+    lines += [f"\n*Note:* {n}" for n in record.get("notes") or []]
     by_reason: dict[str, list[str]] = {}
     for k in record.get("skipped") or []:
         by_reason.setdefault(k["reason"], []).append(k["cell"])
@@ -176,14 +187,54 @@ def _section(record: dict[str, Any], source: str) -> list[str]:
     return lines
 
 
+def _counts(scores: list[dict[str, Any]]) -> str:
+    passed = sum(bool(s["passed"]) for s in scores)
+    checks = []
+    for c in CHECKS:
+        vals = [s["checks"][c] for s in scores if s["checks"].get(c) is not None]
+        if vals:
+            checks.append(f"{c} {sum(bool(v) for v in vals)}/{len(vals)}")
+    rate = passed / len(scores) if scores else 0.0
+    return (f"**{passed} of {len(scores)} cell × mode pass ({rate:.0%})**; by check: "
+            f"{', '.join(checks)}")
+
+
+def standing(paths: list[Path]) -> list[str]:
+    """The standing table (module doc): the latest score of every cell × mode, per device and
+    rank count."""
+    groups: dict[tuple[str, int], dict[tuple[str, str], tuple[dict[str, Any], str, str]]] = {}
+    for p in paths:
+        record = json.loads(p.read_text())
+        where = record.get("gpu") or record["device"]
+        key = (record["device"], int(record.get("nproc", 1)))
+        for s in record["scores"]:
+            groups.setdefault(key, {})[(s["cell"], s["mode"])] = (s, p.name, where)
+    lines = ["## Standing table", "",
+             "The latest result of every cell × mode, over the files below (a later file's "
+             "replaces an earlier one's)."]
+    for (device, nproc), latest in groups.items():
+        scores = [v[0] for v in latest.values()]
+        machines = sorted({v[2] for v in latest.values()})
+        ranks = f", {nproc} ranks" if nproc > 1 else ""
+        lines += ["", f"**{device.upper()}{ranks}** ({', '.join(machines)}): "
+                  f"{_counts(scores)}."]
+        misses = [(s, src) for s, src, _ in latest.values() if not s["passed"]]
+        lines += [f"- miss: `{s['cell']}` {s['mode']} ({src}): {'; '.join(s['reasons'])}"
+                  for s, src in misses]
+    return lines
+
+
 def render(paths: list[Path]) -> str:
     """The Markdown page for the results files at ``paths``."""
     lines = [INTRO.rstrip(), "", "Reproduce: `python -m benchmarks.calibration.run --device cpu "
              "--out DIR` (`--device cuda` for the GPU subset, `--nproc 2` for the distributed "
              "cells; `--help` lists the knobs), then `python -m benchmarks.calibration.table "
              "RESULTS... > docs/calibration.md`."]
+    lines += ["", *standing(paths)]
     for p in paths:
         lines += ["", *_section(json.loads(p.read_text()), p.as_posix())]
+    if MISSES.is_file():
+        lines += ["", MISSES.read_text().rstrip()]
     return "\n".join(lines) + "\n"
 
 

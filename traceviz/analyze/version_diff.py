@@ -21,20 +21,26 @@ alternate in one process, so no process-to-process factor enters (unlike two run
 :mod:`traceviz.analyze.run_speed`): this is the most precise of traceviz's A → B estimates.
 
 **Why**: everything :func:`~traceviz.analyze.run_diff.compare_runs` says of OLD's run → NEW's
-run — counts per step, GPU busy, host wait, unprofiled host issue time, correctness, graph
-breaks, recompiles, cudagraph skips, failures and the kernel diff — plus its separate-process
-estimate of the same change (shown beside, not judged).
+run — counts per step, GPU busy, host wait, correctness, graph breaks, recompiles, cudagraph
+skips, failures and the kernel diff — plus its separate-process estimate of the same change
+(shown beside, not judged). The **unprofiled host issue time** per step is taken from the same
+paired blocks as the speed (:func:`paired_issue`: the median of OLD's and of NEW's blocks'
+issue times, one process), where the ``against`` record has them: each version's own mode
+processes differ in host speed by more than the effects measured here (calibration, H200:
+Δhost issue +213 µs from two processes for an injected +103 µs busy-wait; ``docs/
+calibration.md``). Without them it is each run's own (:func:`~traceviz.analyze.run_diff.
+compare_runs`).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from traceviz.analyze.kernel_diff import MIN_CHANGE
-from traceviz.analyze.run_diff import RunComparison, RunData, RunModeDiff, compare_runs
+from traceviz.analyze.run_diff import Pair, RunComparison, RunData, RunModeDiff, compare_runs
 from traceviz.analyze.run_speed import INCONCLUSIVE, Interval, run_status
 from traceviz.analyze.stats import paired_speedup
 from traceviz.analyze.verdicts import Thresholds
@@ -119,8 +125,25 @@ class VersionComparison:
         return next((m for m in self.modes if m.mode == name), None)
 
 
+def paired_issue(against: Any) -> Pair | None:
+    """OLD's and NEW's unprofiled host issue time per step (ms): the median of each version's
+    blocks' issue times in the ``against`` record's paired timing (``baseline_issue_ms``: OLD,
+    ``mode_issue_ms``: NEW; one process, the speed's blocks); ``None`` where either is missing
+    or unusable."""
+    paired = against.get("paired") if isinstance(against, dict) else None
+    if not isinstance(paired, dict):
+        return None
+    old = _blocks(paired.get("baseline_issue_ms"))
+    new = _blocks(paired.get("mode_issue_ms"))
+    if old is None or new is None:
+        return None
+    return Pair(float(np.median(old)), float(np.median(new)))
+
+
 def _mode(d: RunModeDiff, entry: Any, min_speedup: float) -> VersionModeDiff:
     against = entry.get("against") if isinstance(entry, dict) else None
+    if (issue := paired_issue(against)) is not None:
+        d = replace(d, host_issue_ms=issue)
     status = str(against.get("status") or "ok") if isinstance(against, dict) else "absent"
     speed = version_speed(against, min_speedup) if status == "ok" else None
     if speed is not None:

@@ -4,6 +4,16 @@ On CUDA a repeat is timed with a pair of CUDA events around ``iters`` back-to-ba
 synchronisation in between, so launch overhead and GPU time overlap as in a real loop); on CPU
 with :func:`time.perf_counter_ns`. Every number here is milliseconds per step.
 
+**Steady state on CUDA: one lead-in step.** Each timed block starts from a synchronized device,
+so its first step finds the GPU idle: the host's work before the first launch (a data loader,
+Python, a busy-wait) is GPU idle time that a running loop hides, and a block of ``n`` steps
+would add it, divided by ``n``, to every step. So each block runs one untimed step first and
+records its start event after it: the start fires when the GPU finishes the lead-in step, by
+when the host has already queued the next one where the loop is GPU-bound, and the block's
+``n`` steps end when the GPU finishes the last. Calibration (H200, ``docs/calibration.md``):
+a 9.5 ms host busy-wait on a GPU-bound 19.0 ms step with blocks of 6 steps read +1.9 ms per step
+(9.5 / 6 + the drain) without the lead-in, where a steady loop shows none.
+
 A block's **host issue time** (:meth:`StepClock.time_block`) is the CPU wall time
 (``perf_counter_ns``) from just before the first call to the return of the last one, before
 the block's synchronize: how long the host took to issue the block's work. On CPU the device
@@ -111,13 +121,15 @@ class StepClock:
             torch.cuda.synchronize()
 
     def time_block(self, call: Callable[[], Any], iters: int) -> BlockTime:
-        """The period and host issue time per step of ``iters`` back-to-back calls."""
+        """The period and host issue time per step of ``iters`` back-to-back calls (on CUDA
+        after one untimed lead-in call; module doc)."""
         if self.cuda:
             import torch
 
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             torch.cuda.synchronize()
+            call()  # the lead-in step (module doc)
             start.record()
             begin = time.perf_counter_ns()
             for _ in range(iters):
