@@ -10,7 +10,7 @@ change to the analysis is scored on the same measurements. With ``--reports DIR`
 JSON reports ``DIR/<cell>.json`` and ``DIR/<cell>.old.json`` (written by the run) are read
 again. With ``--manifests DIR`` (run directories whose traces were not kept:
 ``DIR/<cell>/manifest.json``) the Δ host issue of every ``--against`` cell is taken from the
-paired blocks of the run's manifest by :func:`traceviz.analyze.version_diff.paired_issue`, as
+paired blocks of the run's manifest by :func:`traceviz.analyze.review.version_diff.paired_issue`, as
 the current report does. The cells' truths are built again from the stored probe by the
 current :mod:`benchmarks.calibration.cells`.
 """
@@ -27,7 +27,7 @@ from typing import Any
 from benchmarks.calibration.cells import rebuilt
 from benchmarks.calibration.run import write_results
 from benchmarks.calibration.score import recovered_against, score
-from traceviz.analyze.version_diff import paired_issue
+from traceviz.analyze.review.version_diff import paired_issue
 from traceviz.collect.run_files import OLD_DIR
 
 

@@ -79,6 +79,9 @@ TREES = ("reduce-overhead", "max-autotune")
 #: Modes that run eager's kernels (a manual CUDA graph captures them): their kernel counts
 #: change as eager's do.
 EAGER_KERNELS = ("eager", "cudagraph")
+#: A version's own-process step this far off its paired one names a between-process
+#: difference in a miss's context (:func:`miss_context`).
+OWN_PROCESS_SHIFT = 0.05
 #: The checks of a cell × mode, in table order (module doc).
 CHECKS = ("direction", "size", "counts", "bounded", "straggler")
 #: Paired verdicts that say "no significant change".
@@ -372,10 +375,28 @@ def bound_violations(rec: dict[str, Any]) -> list[str]:
     return out + list(rec.get("excess") or [])
 
 
+def resolution_context(exp: Expectation, rec: dict[str, Any]) -> list[str]:
+    """Why a size miss in the paired Δstep is below the measurement's resolution, where the
+    data say so: the truth lies inside the paired change's CI (``old × (1 / speed-up − 1)`` at
+    the speed-up CI's two ends)."""
+    ci = rec.get("speedup") or [None, None, None]
+    old = rec.get("old_ns")
+    if (exp.part != "delta_step_ns" or exp.truth_ns is None or not isinstance(old, (int, float))
+            or not all(isinstance(v, (int, float)) and v > 0 for v in ci[1:])):
+        return []
+    low, high = sorted(old * (1 / v - 1) for v in ci[1:])
+    if not low <= exp.truth_ns <= high:
+        return []
+    return [f"the injected {exp.truth_ns / 1e3:+.1f} µs lies inside the paired change's CI "
+            f"[{low / 1e3:+.1f}, {high / 1e3:+.1f}] µs on a {old / 1e3:,.0f} µs step: below "
+            "this measurement's resolution"]
+
+
 def miss_context(exp: Expectation, rec: dict[str, Any], expected_ns: float | None) -> list[str]:
     """Why a size miss in Δhost issue is not the analysis's fault, where the data say so: the
-    part comes from each version's own processes, and the paired step change (one process)
-    agrees with the expected one while those processes' steps differ from the paired ones."""
+    part came from each version's own processes (reports before the paired host issue), the
+    paired step change (one process) agrees with the expected one, and those processes' steps
+    differ from the paired ones by :data:`OWN_PROCESS_SHIFT` or more."""
     if exp.part != "host_issue_ns" or expected_ns is None or exp.truth_ns is None:
         return []
     keys = ("delta_step_ns", "old_ns", "new_ns", "own_old_ns", "own_new_ns")
@@ -384,6 +405,8 @@ def miss_context(exp: Expectation, rec: dict[str, Any], expected_ns: float | Non
     if abs(rec["delta_step_ns"] - expected_ns) > tolerance_ns(expected_ns):
         return []
     old_x, new_x = rec["own_old_ns"] / rec["old_ns"] - 1, rec["own_new_ns"] / rec["new_ns"] - 1
+    if max(abs(old_x), abs(new_x)) < OWN_PROCESS_SHIFT:
+        return []
     return [f"the paired Δstep (one process) {rec['delta_step_ns'] / 1e3:+.1f} µs agrees with "
             f"the expected {expected_ns / 1e3:+.1f} µs; Δhost issue comes from each version's "
             f"own processes, whose steps were {old_x:+.0%} (old: {rec['own_old_ns'] / 1e3:.1f} "
@@ -439,7 +462,7 @@ def score(cell: Cell, mode: str, device: str, rec: dict[str, Any] | None,
             if not s.checks["size"]:
                 s.reasons.append(f"size: {exp.part} {got / 1e3:+.1f} µs, injected "
                                  f"{exp.truth_ns / 1e3:+.1f} ± {tol / 1e3:.1f} µs")
-                s.context += miss_context(exp, rec, dstep)
+                s.context += miss_context(exp, rec, dstep) + resolution_context(exp, rec)
     if exp.kernels is not None and rec.get("kernels") is not None:
         s.checks["counts"] = abs(rec["kernels"] - exp.kernels) <= 0.5
         if not s.checks["counts"]:

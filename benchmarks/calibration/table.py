@@ -203,12 +203,15 @@ def standing(paths: list[Path]) -> list[str]:
     """The standing table (module doc): the latest score of every cell × mode, per device and
     rank count."""
     groups: dict[tuple[str, int], dict[tuple[str, str], tuple[dict[str, Any], str, str]]] = {}
+    not_run: dict[tuple[str, int], set[str]] = {}
     for p in paths:
         record = json.loads(p.read_text())
         where = record.get("gpu") or record["device"]
         key = (record["device"], int(record.get("nproc", 1)))
         for s in record["scores"]:
             groups.setdefault(key, {})[(s["cell"], s["mode"])] = (s, p.name, where)
+        for k in record.get("skipped") or []:
+            not_run.setdefault(key, set()).add(k["cell"])
     lines = ["## Standing table", "",
              "The latest result of every cell × mode, over the files below (a later file's "
              "replaces an earlier one's)."]
@@ -219,8 +222,11 @@ def standing(paths: list[Path]) -> list[str]:
         lines += ["", f"**{device.upper()}{ranks}** ({', '.join(machines)}): "
                   f"{_counts(scores)}."]
         misses = [(s, src) for s, src, _ in latest.values() if not s["passed"]]
-        lines += [f"- miss: `{s['cell']}` {s['mode']} ({src}): {'; '.join(s['reasons'])}"
-                  for s, src in misses]
+        lines += [f"- miss: `{s['cell']}` {s['mode']} ({src}): "
+                  f"{'; '.join(s['reasons'] + s.get('context', []))}" for s, src in misses]
+        scored = {cell for cell, _ in latest}
+        if left := sorted(not_run.get((device, nproc), set()) - scored):
+            lines.append(f"- not run: {', '.join(left)}")
     return lines
 
 
