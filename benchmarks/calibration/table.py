@@ -1,7 +1,12 @@
 """The calibration table in Markdown, from one or more results files of
 :mod:`benchmarks.calibration.run`.
 
-``python -m benchmarks.calibration.table RESULTS... > docs/calibration.md``
+``python -m benchmarks.calibration.table RESULTS... > docs/calibration.md``, or with the
+committed list of the page's files, :data:`STANDING` (``tests/test_calibration_page.py`` checks
+that the page is what the list renders)::
+
+    python -m benchmarks.calibration.table --list benchmarks/calibration/standing.txt \
+        > docs/calibration.md
 
 First the **standing table**: per device and rank count, the latest result of every cell × mode
 (the files are read in the order given, a later file's score of a cell × mode replacing an
@@ -21,6 +26,9 @@ from typing import Any
 
 from benchmarks.calibration.score import CHECKS, TOL_FLOOR_NS, TOL_FRACTION
 
+#: The results files behind docs/calibration.md, oldest first (one path per line; ``#``
+#: comments).
+STANDING = Path(__file__).with_name("standing.txt")
 #: The hand-written analysis of the misses, appended to the page.
 MISSES = Path(__file__).with_name("misses.md")
 #: Short labels of the checked parts.
@@ -230,6 +238,13 @@ def standing(paths: list[Path]) -> list[str]:
     return lines
 
 
+def listed(path: Path) -> list[Path]:
+    """The results files a list names (one path per line, relative to the working directory;
+    blank lines and ``#`` comments skipped)."""
+    lines = (line.strip() for line in path.read_text().splitlines())
+    return [Path(line) for line in lines if line and not line.startswith("#")]
+
+
 def render(paths: list[Path]) -> str:
     """The Markdown page for the results files at ``paths``."""
     lines = [INTRO.rstrip(), "", "Reproduce: `python -m benchmarks.calibration.run --device cpu "
@@ -246,9 +261,14 @@ def render(paths: list[Path]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", nargs="+", type=Path)
+    parser.add_argument("results", nargs="*", type=Path)
+    parser.add_argument("--list", type=Path, help="read the results files from this list "
+                        "(one path per line, # comments)")
     args = parser.parse_args(argv)
-    print(render(args.results), end="")
+    paths = [*(listed(args.list) if args.list else []), *args.results]
+    if not paths:
+        parser.error("no results files (give RESULTS... or --list FILE)")
+    print(render(paths), end="")
     return 0
 
 
