@@ -1,14 +1,21 @@
-"""End to end on the CPU: injected host busy-waits are recovered by ``profile --against``.
+"""End to end on the CPU: the calibration cells recover their injected effects.
 
-Slow (three profiled processes per cell): marked ``slow``. The cells' truths are exact by
-construction (a busy-wait of 50 % and 200 % of a nominal 500 µs step), so the probe that sizes
-the base is replaced by a fixed one; the base's real size does not change the truth.
+The calibration tier (``@pytest.mark.calibration``): ``scripts/test --all`` (and so
+``.ci/run``) runs it alone, after every other tier, because its truths are wall time. The cells
+(:mod:`benchmarks.calibration.cells`) are every effect whose CPU truth holds on a quiet 2-core
+machine in ``docs/calibration.md``'s standing table — a host busy-wait of 10, 50 and 200 % of
+the step and one more ``tanh(y @ w)`` round — at 200 µs, 2 ms and 20 ms steps, in eager, with
+the device probe timing the base and the effects as ``benchmarks.calibration.run`` does. The
+issue's bar: the direction right in every cell, the size within ±25 % or 10 µs in at least 90 %.
+(``launches`` and ``fused`` are not here: their truths are the probe's timings of op dispatch
+alone, which on this VM differ from the same ops within the step by up to 2×; the standing
+table lists them.)
 
 The truth is CPU time, and it is wall time only while the process has a core to itself: on an
 oversubscribed machine every CPU µs costs about (load / cores) µs of wall time (at a load of
 8–9 on 2 cores a 250 µs busy-wait read +1,035 µs and a 1,000 µs one +3,899 µs). So the test
-skips where the 1-minute load average exceeds the core count before the run or while a cell ran
-(the runner records it per cell, and waits up to :data:`LOAD_WAIT_S` for it to fall).
+skips where the 1-minute load average exceeds the core count while a cell ran (the runner
+waits up to :data:`LOAD_WAIT_S` before each cell for it to fall, and records it per cell).
 """
 
 from __future__ import annotations
@@ -22,41 +29,30 @@ import pytest
 pytest.importorskip("torch")
 
 from benchmarks.calibration import run
-from benchmarks.calibration.score import tolerance_ns
 
-NOMINAL_NS = 500_000.0
 #: Longest wait, before each cell, for the load average to fall to the core count (s).
 LOAD_WAIT_S = 120
-PROBE = {"device": "cpu", "gpu": None, "ladder": {},
-         "bases": {"500.0": {"m": 32, "k": 2, "predicted_ns": NOMINAL_NS}},
-         "effects": {"500.0": {}}}
+EFFECTS = "host10,host50,host200,gpu"
+TARGETS_US = "200,2000,20000"
 
 
-@pytest.mark.slow
-def test_injected_host_busy_waits_are_recovered_in_the_paired_step_change(
-        tmp_path: Path) -> None:
-    load, cores = os.getloadavg()[0], os.cpu_count() or 1
-    if load > cores:
-        pytest.skip(f"CPU oversubscribed (load {load:.1f} on {cores} cores): wall-clock "
-                    "truths do not hold")
-    probe = tmp_path / "probe.json"
-    probe.write_text(json.dumps(PROBE))
+@pytest.mark.calibration
+def test_injected_effects_are_recovered_on_the_cpu_at_three_step_sizes(tmp_path: Path) -> None:
+    cores = os.cpu_count() or 1
     out = tmp_path / "out"
-    assert run.main(["--device", "cpu", "--out", str(out), "--probe", str(probe),
-                     "--targets-us", "500", "--effects", "host50,host200", "--modes", "eager",
-                     "--timing-budget-s", "2", "--max-load", str(cores), "--load-wait-s",
-                     str(LOAD_WAIT_S)]) == 0
+    assert run.main(["--device", "cpu", "--out", str(out), "--targets-us", TARGETS_US,
+                     "--effects", EFFECTS, "--modes", "eager", "--timing-budget-s", "2",
+                     "--max-load", str(cores), "--load-wait-s", str(LOAD_WAIT_S)]) == 0
     (results,) = out.glob("calibration-cpu-*.json")
     scores = json.loads(results.read_text())["scores"]
+    for s in scores:
+        print(s["cell"], s["mode"], "pass" if s["passed"] else "MISS", "; ".join(s["reasons"]))
     peak = max(max(s["load_start_1m"], s["loadavg_1m"]) for s in scores)
     if peak > cores:
         pytest.skip(f"CPU oversubscribed while a cell ran (load {peak:.1f} on {cores} cores): "
                     "wall-clock truths do not hold")
-    assert [(s["cell"], s["mode"]) for s in scores] == [("host50-500us", "eager"),
-                                                         ("host200-500us", "eager")]
-    for s, fraction in zip(scores, (0.5, 2.0), strict=True):
-        rec = s["recovered"]
-        injected = fraction * NOMINAL_NS
-        assert rec["verdict"] == "slower", s
-        assert abs(rec["delta_step_ns"] - injected) <= tolerance_ns(injected), s
-        assert s["checks"]["bounded"], s
+    assert len(scores) == 12
+    assert all(s["checks"]["direction"] for s in scores), [s["reasons"] for s in scores]
+    assert all(s["checks"]["bounded"] for s in scores), [s["reasons"] for s in scores]
+    sized = [s["checks"]["size"] for s in scores if s["checks"].get("size") is not None]
+    assert len(sized) == 12 and sum(sized) >= 0.9 * len(sized), [s["reasons"] for s in scores]
