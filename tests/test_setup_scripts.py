@@ -129,8 +129,8 @@ def test_the_test_command_requires_the_browser_unless_setup_skipped_it(tmp_path,
                           capture_output=True, text=True, timeout=60, check=False,
                           env={**base, **env})
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == (f"{expected} args=-m pytest -n auto --durations=15 -m not slow -q "
-                           "tests/x.py\n")
+    assert proc.stdout == (f"{expected} args=-m pytest -n auto --durations=15 -m not slow and "
+                           "not calibration -q tests/x.py\n")
 
 
 @pytest.mark.parametrize("how", [["--all"], []])
@@ -141,11 +141,26 @@ def test_all_runs_every_tier_and_the_default_only_the_fast_one(tmp_path, how):
                           capture_output=True, text=True, timeout=60, check=False, env=env)
     assert proc.returncode == 0, proc.stderr
     if how:
-        assert proc.stdout == "require=1 args=-m pytest -n auto --durations=15 -q\n"
-        assert proc.stderr == "[test] every tier (fast and slow)\n"
+        assert proc.stdout == (
+            "require=1 args=-m pytest -n auto --durations=15 -m not calibration -q\n"
+            "require=1 args=-m pytest -p no:xdist --durations=5 -m calibration -q\n")
+        assert proc.stderr == ("[test] every tier: fast and slow, then calibration alone\n"
+                               "[test] the calibration tier, alone on the machine\n")
     else:
         assert proc.stdout == ("require=1 args=-m pytest -n auto --durations=15 -m not slow "
-                               "-q\n")
+                               "and not calibration -q\n")
+
+
+@pytest.mark.parametrize(("status", "rc"), [(5, 0), (1, 1), (0, 0)])
+def test_all_passes_when_no_calibration_test_was_asked_for_and_fails_when_one_fails(
+        tmp_path, status, rc):
+    """pytest's 5 (nothing collected: the arguments named no calibration test) is a pass."""
+    repo = fake_checkout(tmp_path, "browser=require")
+    executable(repo / ".venv" / "bin" / "python",
+               f'case "$*" in *"-m calibration"*) exit {status};; esac\n')
+    proc = subprocess.run([BASH, str(repo / "scripts" / "test"), "--all", "tests/x.py"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == rc, proc.stderr
 
 
 def test_the_test_command_without_setup_says_to_run_it(tmp_path):
