@@ -248,7 +248,7 @@ def m_odd_name(rng: random.Random, doc: Any) -> str:
     return f"odd_name {v[:40]!r}"
 
 
-# --- ambiguities (traceviz/analyze/ambiguity.py; docs/metrics.md, "Ambiguity") ----------------
+# --- ambiguities (traceviz/analyze/health/ambiguity.py; docs/metrics.md, "Ambiguity") ------------
 
 _GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 

@@ -13,10 +13,10 @@
 Runs are kept under ``--runs`` and reused when their ``manifest.json`` exists (so the gate can be
 re-evaluated on recorded runs). Then, per pair, it runs ``traceviz check B --against A`` (the
 default ``--max-slowdown`` 5 %) and records its exit code, its ``FAIL`` and ``WARN`` lines,
-both runs' between-process spreads (:func:`traceviz.analyze.run_speed.run_spread`) and the one
-the gate used, each mode's median and floor (fastest block) change; per run, the eager code's
-own-process number over its in-pair one, by median and by floor (issue 38, item 1: the in-pair
-eager ran 3–5× faster than its own process on some CPUs). Writes every number
+both runs' between-process spreads (:func:`traceviz.analyze.review.run_speed.run_spread`) and
+the one the gate used, each mode's median and floor (fastest block) change; per run, the eager
+code's own-process number over its in-pair one, by median and by floor (issue 38, item 1: the
+in-pair eager ran 3–5× faster than its own process on some CPUs). Writes every number
 to ``--out`` (JSON) and prints the summary: identical pairs that exit 0, slower pairs that
 exit 3, the spreads' range. ``docs/comparison.md`` ("Regression gate") cites the committed
 result.

@@ -5,7 +5,7 @@ long kernel (``torch.cuda._sleep``), then launches ``N`` tiny kernels, timing ea
 on the host (``perf_counter_ns``). While the queue has room a launch returns in microseconds;
 once it is full, the call waits for the long kernel. The first launch that takes longer than
 ``--blocked-us`` gives the depth: the launches queued before it (the sleep kernel included).
-traceviz's :data:`traceviz.analyze.unprofiled.LAUNCH_QUEUE_DEPTH` cites this measurement.
+traceviz's :data:`traceviz.analyze.compare.unprofiled.LAUNCH_QUEUE_DEPTH` cites this measurement.
 """
 
 from __future__ import annotations

@@ -68,20 +68,24 @@ class Target:
 
 
 TARGETS: dict[str, Target] = {
-    "gaps": Target("traceviz/analyze/gaps.py", _CORE),
-    "steps": Target("traceviz/analyze/steps.py", _CORE),
-    "links": Target("traceviz/analyze/links.py", _CORE),
-    "intervals": Target("traceviz/analyze/intervals.py", (*_CORE, "tests/test_intervals_edges.py")),
-    "graphs": Target("traceviz/analyze/graphs.py", (*_CORE, "tests/test_graphs_edges.py")),
-    "families": Target("traceviz/analyze/families.py", (*_CORE, "tests/test_families_edges.py")),
+    "gaps": Target("traceviz/analyze/trace/gaps.py", _CORE),
+    "steps": Target("traceviz/analyze/trace/steps.py", _CORE),
+    "links": Target("traceviz/analyze/trace/links.py", _CORE),
+    "intervals": Target(
+        "traceviz/analyze/trace/intervals.py", (*_CORE, "tests/test_intervals_edges.py")
+    ),
+    "graphs": Target("traceviz/analyze/trace/graphs.py", (*_CORE, "tests/test_graphs_edges.py")),
+    "families": Target(
+        "traceviz/analyze/trace/families.py", (*_CORE, "tests/test_families_edges.py")
+    ),
     "validity": Target(
-        "traceviz/analyze/validity.py",
+        "traceviz/analyze/health/validity.py",
         ("tests/test_health_validity.py", "tests/test_metrics_handbuilt.py",
          "tests/test_validity_edges.py"),
     ),
     # The statistical calibration tests (tests/test_speed_calibration.py, 3-5 s each) are left
     # out: they check thresholds, not the definitions, and would run for every surviving mutant.
-    "speed": Target("traceviz/analyze/speed.py", _VERDICT_TESTS),
+    "speed": Target("traceviz/analyze/compare/speed.py", _VERDICT_TESTS),
     "verdicts": Target(
         "traceviz/analyze/verdicts.py", (*_VERDICT_TESTS, "tests/test_thresholds_ranges.py")
     ),
@@ -187,7 +191,9 @@ def _line_of(source_lines: list[str], function: str, diff: str) -> int | None:
 
 
 def _function_of(mutant: str) -> str:
-    """``traceviz.analyze.gaps.x__classify__mutmut_3`` -> ``_classify`` (methods: ``locate``)."""
+    """The function a mutant changed (of a method: ``locate``).
+
+    ``traceviz.analyze.trace.gaps.x__classify__mutmut_3`` -> ``_classify``."""
     tail = mutant.rsplit(".", 1)[-1]
     tail = tail.rsplit("__mutmut_", 1)[0]
     if tail.startswith("x_"):

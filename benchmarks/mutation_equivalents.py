@@ -8,14 +8,14 @@ names) belongs here; anything else is a survivor to kill with a test.
 
 from __future__ import annotations
 
-_LINKS = "traceviz/analyze/links.py"
-_STEPS = "traceviz/analyze/steps.py"
-_GAPS = "traceviz/analyze/gaps.py"
-_INTERVALS = "traceviz/analyze/intervals.py"
-_GRAPHS = "traceviz/analyze/graphs.py"
-_FAMILIES = "traceviz/analyze/families.py"
-_VALIDITY = "traceviz/analyze/validity.py"
-_SPEED = "traceviz/analyze/speed.py"
+_LINKS = "traceviz/analyze/trace/links.py"
+_STEPS = "traceviz/analyze/trace/steps.py"
+_GAPS = "traceviz/analyze/trace/gaps.py"
+_INTERVALS = "traceviz/analyze/trace/intervals.py"
+_GRAPHS = "traceviz/analyze/trace/graphs.py"
+_FAMILIES = "traceviz/analyze/trace/families.py"
+_VALIDITY = "traceviz/analyze/health/validity.py"
+_SPEED = "traceviz/analyze/compare/speed.py"
 _VERDICTS = "traceviz/analyze/verdicts.py"
 _TENTH = ("h_drop = 1 - mode/base never equals the float 0.1: for mode/base in [0.5, 2] the "
           "subtraction is exact (Sterbenz), and 1 - 0.1 is no double, so < and <= (> and >=) "

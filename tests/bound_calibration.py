@@ -1,4 +1,5 @@
-"""Calibration cells of the unprofiled bound call (:func:`traceviz.analyze.unprofiled.bound_call`).
+"""Calibration cells of the unprofiled bound call
+(:func:`traceviz.analyze.compare.unprofiled.bound_call`).
 
 A model of one timed block (:meth:`traceviz.collect.timing.StepClock.time_block`) of ``n``
 steps, ``n`` sized as the paired protocol sizes it (:func:`traceviz.collect.timing.
@@ -12,9 +13,10 @@ from 40 to 130 µs (the committed H100/H200 runs: at most 106 µs beyond one ste
   last step's kernels (worst case: all of them, launched at the end of the step) and the event:
   ``issue = n h``, ``period = n h + λ + compute``;
 * **GPU-bound** (``g > h``): the GPU runs back to back from its first launch, and the host,
-  once the launch queue (:data:`~traceviz.analyze.unprofiled.LAUNCH_QUEUE_DEPTH` launches) is
-  full, issues a launch only when one leaves it, so it ends at most ``min(n, Q / launches)``
-  steps ahead: ``period = λ + n g``, ``issue = max(n h, λ + (n − min(n, Q / launches)) g)``;
+  once the launch queue (:data:`~traceviz.analyze.compare.unprofiled.LAUNCH_QUEUE_DEPTH`
+  launches) is full, issues a launch only when one leaves it, so it ends at most
+  ``min(n, Q / launches)`` steps ahead: ``period = λ + n g``,
+  ``issue = max(n h, λ + (n − min(n, Q / launches)) g)``;
 * **spinning in a collective** (two GPUs): the block's period is the slowest rank's, set by
   the peer's host (``n h_peer + λ + compute``); the issue time is this rank's own, shorter
   host: ``issue = period × (1 − lag / n)`` for the lag in steps the old rule read.
@@ -30,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from traceviz.analyze.unprofiled import LAUNCH_QUEUE_DEPTH
+from traceviz.analyze.compare.unprofiled import LAUNCH_QUEUE_DEPTH
 
 #: The paired protocol's block sizing (traceviz.collect.paired.PairedSettings).
 MIN_REPEAT_MS = 100.0

@@ -8,8 +8,8 @@ The method (``docs/comparison.md``, "Calibration"):
   ``k`` and (mode, baseline) for odd ``k``; ``drift(pos) = 1 + drift × pos / (2·max_pairs − 1)``
   (a machine that gets ``drift`` slower over the longest run);
 * protocol: 15 pairs, then 10 more at a time until the CI half-width is ≤ 5 % or there are
-  ``max_pairs`` pairs; the speed status is :func:`traceviz.analyze.speed.paired_status` on the
-  last CI (``min_speedup`` 0.03).
+  ``max_pairs`` pairs; the speed status is :func:`traceviz.analyze.compare.speed.paired_status`
+  on the last CI (``min_speedup`` 0.03).
 
 The CI is :func:`traceviz.analyze.stats.paired_speedup`'s, computed for many trials at once:
 with a fixed seed its resample indices depend only on the pair count, so trials of equal length
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from traceviz.analyze.speed import paired_status
+from traceviz.analyze.compare.speed import paired_status
 from traceviz.analyze.stats import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 Z90 = 1.2815515655446004  # standard normal quantile at 0.9

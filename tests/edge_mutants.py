@@ -32,7 +32,7 @@ _LINKS = "tests/test_links_edges.py"
 EDGE_MUTANTS: tuple[EdgeMutant, ...] = (
     EdgeMutant(
         "sync-ending-at-gap-start",
-        "traceviz.analyze.gaps", "_classify",
+        "traceviz.analyze.trace.gaps", "_classify",
         'after_start = np.searchsorted(sync_end, g_start, side="right")',
         'after_start = np.searchsorted(sync_end, g_start, side="left")',
         "sync_wait: a sync call ended *after* the gap's start (one ending exactly at it does not "
@@ -42,7 +42,7 @@ EDGE_MUTANTS: tuple[EdgeMutant, ...] = (
     ),
     EdgeMutant(
         "sync-ending-at-launch-start",
-        "traceviz.analyze.gaps", "_classify",
+        "traceviz.analyze.trace.gaps", "_classify",
         'by_launch = np.searchsorted(sync_end, launch_ts, side="right")',
         'by_launch = np.searchsorted(sync_end, launch_ts, side="left")',
         "sync_wait: a sync call ended *no later than* the launch call's start (exactly at it "
@@ -52,7 +52,7 @@ EDGE_MUTANTS: tuple[EdgeMutant, ...] = (
     ),
     EdgeMutant(
         "launch-at-gap-start",
-        "traceviz.analyze.gaps", "_classify",
+        "traceviz.analyze.trace.gaps", "_classify",
         "host = has_launch & (launch_ts >= g_start)",
         "host = has_launch & (launch_ts > g_start)",
         "host_wait / sync_wait: the launch call started *at or after* the gap's start",
@@ -60,7 +60,7 @@ EDGE_MUTANTS: tuple[EdgeMutant, ...] = (
     ),
     EdgeMutant(
         "graph-node-ending-at-gap-start",
-        "traceviz.analyze.gaps", "_classify",
+        "traceviz.analyze.trace.gaps", "_classify",
         '"end": g_start[graph_gap],',
         '"end": g_start[graph_gap] + 1,',
         "graph_internal: an activity of the same graph launch ends *exactly* at the gap's start",
@@ -68,7 +68,7 @@ EDGE_MUTANTS: tuple[EdgeMutant, ...] = (
     ),
     EdgeMutant(
         "next-step-starting-at-this-end",
-        "traceviz.analyze.gaps", "step_timeline",
+        "traceviz.analyze.trace.gaps", "step_timeline",
         "if gpu_start[nxt] > gpu_end[s]:",
         "if gpu_start[nxt] >= gpu_end[s]:",
         "period / tail hole: a next step starting exactly at this step's last end leaves no "
@@ -77,7 +77,7 @@ EDGE_MUTANTS: tuple[EdgeMutant, ...] = (
     ),
     EdgeMutant(
         "simultaneous-starts-earliest-launch",
-        "traceviz.analyze.gaps", "step_timeline",
+        "traceviz.analyze.trace.gaps", "step_timeline",
         "order = rows[np.lexsort((launch_ts_all[rows], ts_all[rows], activity_step[rows]))]",
         "order = rows[np.lexsort((-launch_ts_all[rows], ts_all[rows], activity_step[rows]))]",
         "gap classification: of several activities starting at the gap's end, the one whose "
@@ -86,7 +86,7 @@ EDGE_MUTANTS: tuple[EdgeMutant, ...] = (
     ),
     EdgeMutant(
         "nearest-rank",
-        "traceviz.analyze.gaps", "nearest_rank",
+        "traceviz.analyze.trace.gaps", "nearest_rank",
         "k = np.maximum(np.ceil(q * counts).astype(np.int64), 1) - 1",
         "k = np.maximum(np.floor(q * counts).astype(np.int64), 1) - 1",
         "gap percentiles are nearest-rank: the smallest length with at least p % at or below it",
@@ -94,7 +94,7 @@ EDGE_MUTANTS: tuple[EdgeMutant, ...] = (
     ),
     EdgeMutant(
         "call-at-window-start",
-        "traceviz.analyze.steps", "StepWindows.locate",
+        "traceviz.analyze.trace.steps", "StepWindows.locate",
         'idx = np.searchsorted(self.start_ns, t_ns, side="right") - 1',
         'idx = np.searchsorted(self.start_ns, t_ns, side="left") - 1',
         "a call on a shared boundary belongs to the later step (the last window starting *at or "
@@ -105,7 +105,7 @@ EDGE_MUTANTS: tuple[EdgeMutant, ...] = (
     ),
     EdgeMutant(
         "call-at-window-end",
-        "traceviz.analyze.steps", "StepWindows.locate",
+        "traceviz.analyze.trace.steps", "StepWindows.locate",
         "inside = (idx >= 0) & (t_ns <= self.end_ns[idx_c])",
         "inside = (idx >= 0) & (t_ns < self.end_ns[idx_c])",
         "the window [ts, ts + dur] is closed: a call starting exactly at its end belongs to it",
@@ -114,7 +114,7 @@ EDGE_MUTANTS: tuple[EdgeMutant, ...] = (
     ),
     EdgeMutant(
         "touching-windows-overlap",
-        "traceviz.analyze.steps", "find_steps",
+        "traceviz.analyze.trace.steps", "find_steps",
         "overlapping = int(np.count_nonzero(start[1:] < end[:-1]))",
         "overlapping = int(np.count_nonzero(start[1:] <= end[:-1]))",
         "overlapping_steps: a window starting *before* the previous one ends (touching is not)",
@@ -122,7 +122,7 @@ EDGE_MUTANTS: tuple[EdgeMutant, ...] = (
     ),
     EdgeMutant(
         "same-start-longest-window-last",
-        "traceviz.analyze.steps", "find_steps",
+        "traceviz.analyze.trace.steps", "find_steps",
         'rows = rows.sort_values(["ts_ns", "end_ns"], kind="stable")',
         'rows = rows.sort_values(["ts_ns"], kind="stable")',
         "windows sorted by (start, end): of two with one start, the one ending last takes every "
@@ -131,7 +131,7 @@ EDGE_MUTANTS: tuple[EdgeMutant, ...] = (
     ),
     EdgeMutant(
         "first-call-owns-shared-id",
-        "traceviz.analyze.links", "link_launches",
+        "traceviz.analyze.trace.links", "link_launches",
         "owner = rows[first]",
         "owner = rows[len(rows) - 1 - np.unique(keys[::-1], return_index=True)[1]]",
         "two runtime calls sharing a correlation id: the earlier one owns the activities",
@@ -139,7 +139,7 @@ EDGE_MUTANTS: tuple[EdgeMutant, ...] = (
     ),
     EdgeMutant(
         "no-launch-is-minus-one",
-        "traceviz.analyze.links", "link_launches",
+        "traceviz.analyze.trace.links", "link_launches",
         "launch_row = np.full(len(g_corr), -1, np.int64)",
         "launch_row = np.full(len(g_corr), -2, np.int64)",
         "an activity with no launch call links to row -1 (``Links.launch_row``)",
@@ -147,7 +147,7 @@ EDGE_MUTANTS: tuple[EdgeMutant, ...] = (
     ),
     EdgeMutant(
         "no-correlated-call-at-all",
-        "traceviz.analyze.links", "link_launches",
+        "traceviz.analyze.trace.links", "link_launches",
         "if len(uniq) and len(g_corr):",
         "if len(uniq) or len(g_corr):",
         "activities but no runtime call with a correlation id: every activity is unlinked",

@@ -9,8 +9,8 @@ The method (``docs/comparison.md``, "Two runs"):
   ``mode_ms_k × p_k × e``, ``e`` lognormal with ``sigma_block`` (every block independent);
 * runs A and B are drawn independently (new processes, new noise); B may scale one mode's true
   time (``slowdown``);
-* each mode's verdict is the real code's: :func:`traceviz.analyze.run_speed.mode_timing` on the
-  simulated manifest ``modes``, then :func:`~traceviz.analyze.run_speed.run_speed_change`
+* each mode's verdict is the real code's: :func:`traceviz.analyze.review.run_speed.mode_timing` on
+  the simulated manifest ``modes``, then :func:`~traceviz.analyze.review.run_speed.run_speed_change`
   (2,000 resamples, seed 0, ``min_speedup`` 0.03).
 
 ``sigma`` for a p10–p90 spread ``s`` of the median: ``asinh(s / 2) / z90``.
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from traceviz.analyze.run_speed import mode_timing, run_speed_change
+from traceviz.analyze.review.run_speed import mode_timing, run_speed_change
 
 Z90 = 1.2815515655446004
 MODES, PAIRS, TRIALS, MIN_SPEEDUP = 6, 20, 200, 0.03

@@ -10,9 +10,9 @@ The method (``docs/comparison.md``, "Calibration of the split verdicts"):
 * the pair count comes from the paired protocol (:func:`tests.calibration.run_protocol`: 15
   pairs, then 10 more until the CI is within ±5 % or 100 pairs);
 * each trial's blocks go, as a manifest ``paired`` block, through the real code: the speed
-  verdict (:mod:`traceviz.analyze.speed`), the split
-  (:func:`traceviz.analyze.unprofiled.split_from_paired`), the unprofiled waterfall total, and
-  the fusion and launch verdicts, with lean-trace inputs built from ``G`` (GPU busy per step,
+  verdict (:mod:`traceviz.analyze.compare.speed`), the split
+  (:func:`traceviz.analyze.compare.unprofiled.split_from_paired`), the unprofiled waterfall total,
+  and the fusion and launch verdicts, with lean-trace inputs built from ``G`` (GPU busy per step,
   kernel counts as the scenario says, a step-to-step busy spread of 5 %).
 
 Run ``python -m tests.split_calibration`` to print the rates quoted in the docs.
@@ -26,10 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from tests.calibration import SIGMA_30, run_protocol
-from traceviz.analyze.launch_unprofiled import launch_verdict
-from traceviz.analyze.speed import SpeedEvidence, speed_verdict
+from traceviz.analyze.compare.launch_unprofiled import launch_verdict
+from traceviz.analyze.compare.speed import SpeedEvidence, speed_verdict
+from traceviz.analyze.compare.unprofiled import split_from_paired
 from traceviz.analyze.stats import paired_speedup
-from traceviz.analyze.unprofiled import split_from_paired
 from traceviz.analyze.verdicts import Thresholds, VerdictInputs, fusion_verdict
 
 ITERS = 100

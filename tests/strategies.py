@@ -137,7 +137,7 @@ def hostile(draw: st.DrawFn, traces: st.SearchStrategy[GeneratedTrace] | None = 
     return gen
 
 
-# --- ambiguities (traceviz/analyze/ambiguity.py, and shared_correlation) ---------------------
+# --- ambiguities (traceviz/analyze/health/ambiguity.py, and shared_correlation) -----------------
 
 #: The ambiguity codes :func:`ambiguous` can inject.
 AMBIGUITIES = ("multi_activity_launch", "launch_on_several_devices", "flow_end_before_start",

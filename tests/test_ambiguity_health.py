@@ -1,7 +1,8 @@
-"""Ambiguity health codes (``traceviz/analyze/ambiguity.py``; ``docs/metrics.md``, "Ambiguity"):
-on hand-built traces each code is named with its count and first event, absent from a clean
-trace, never raised by a CUDA-graph replay, follows its documented attribution rule, and fails
-``--strict``; the generators (``tests/strategies.ambiguous``, ``benchmarks.fuzz``) make each."""
+"""Ambiguity health codes (``traceviz/analyze/health/ambiguity.py``; ``docs/metrics.md``,
+"Ambiguity"): on hand-built traces each code is named with its count and first event, absent from
+a clean trace, never raised by a CUDA-graph replay, follows its documented attribution rule, and
+fails ``--strict``; the generators (``tests/strategies.ambiguous``, ``benchmarks.fuzz``) make
+each."""
 
 from __future__ import annotations
 
@@ -26,9 +27,9 @@ from tests.test_fuzz_property import (
     strict_json,
     written,
 )
-from traceviz.analyze.ambiguity import AMBIGUITY_CODES
+from traceviz.analyze.health.ambiguity import AMBIGUITY_CODES
+from traceviz.analyze.health.validity import DATA_VALIDITY_CODES
 from traceviz.analyze.model import Analysis, HealthWarning
-from traceviz.analyze.validity import DATA_VALIDITY_CODES
 
 
 def analyze_b(b: TraceBuilder, tmp_path: Path, name: str = "t.json") -> Analysis:

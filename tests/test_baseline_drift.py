@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from tests.synthetic_runs import COMPILED, EAGER, paired, write_run_dir
-from traceviz.analyze.compare import Comparison, compare
-from traceviz.analyze.speed import Timing, baseline_drift
+from traceviz.analyze.compare.modes import Comparison, compare
+from traceviz.analyze.compare.speed import Timing, baseline_drift
 from traceviz.analyze.stats import paired_speedup
 from traceviz.analyze.verdicts import Thresholds, Verdict
 from traceviz.report.compare_report import build, load_run_dir

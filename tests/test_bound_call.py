@@ -3,7 +3,7 @@
 The calibration cells (:mod:`tests.bound_calibration`) model timed blocks of host- and
 GPU-bound steps from 20 µs to 20 ms with the block's tail (launch latency, the last step's
 kernels, the event record); each goes through the real split. The edges of
-:func:`~traceviz.analyze.unprofiled.bound_call` are pinned with exact values.
+:func:`~traceviz.analyze.compare.unprofiled.bound_call` are pinned with exact values.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from tests.bound_calibration import (
     spin_cells,
 )
 from tests.synthetic_runs import paired_split
-from traceviz.analyze.launch_unprofiled import launch_verdict
-from traceviz.analyze.unprofiled import (
+from traceviz.analyze.compare.launch_unprofiled import launch_verdict
+from traceviz.analyze.compare.unprofiled import (
     COMPUTE_FILLS,
     COMPUTE_SHORT,
     LAG_BEYOND_TAIL,

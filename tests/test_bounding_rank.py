@@ -25,7 +25,7 @@ import pytest
 import traceviz
 from tests.kineto import TraceBuilder
 from tests.synthetic_runs import paired_split
-from traceviz.analyze.compare import ModeInput, compare
+from traceviz.analyze.compare.modes import ModeInput, compare
 from traceviz.analyze.distributed.bounding import (
     PROFILED_LATENESS,
     SLOWEST,

@@ -152,7 +152,7 @@ def test_one_trace_report_imports_neither_the_runner_nor_the_comparison(
     loaded = set(r.stdout.split())
     assert "traceviz.analyze.analysis" in loaded
     assert not loaded & {"traceviz.collect.runner", "traceviz.cli.profile_run",
-                         "traceviz.analyze.compare", "traceviz.report.compare_report"}
+                         "traceviz.analyze.compare.modes", "traceviz.report.compare_report"}
 
 
 @pytest.mark.hta

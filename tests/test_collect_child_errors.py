@@ -1,6 +1,6 @@
 """The failure reason a child records leads with the error that started it."""
 
-from traceviz.collect.child import failure_text
+from traceviz.collect.profiled_step import failure_text
 
 
 def test_a_single_error_is_reported_as_is():

@@ -50,6 +50,38 @@ def test_measure_calls_the_step_for_warmup_estimate_and_every_repeat(monkeypatch
     assert len(calls) == 4 + 3 + 3 * summary.iters_per_repeat
 
 
+class PeerWantsMore:
+    """A lockstep with one peer rank that wants ``peer_iters`` steps per repeat; it logs the
+    calls (``step`` for each step, ``barrier`` for each barrier)."""
+
+    def __init__(self, peer_iters: int, log: list[str]) -> None:
+        self.peer_iters, self.log = peer_iters, log
+
+    def barrier(self) -> None:
+        self.log.append("barrier")
+
+    def gather(self, values: list[float]) -> list[list[float]]:
+        return [list(values), [float(self.peer_iters)]]
+
+
+def test_ranks_time_the_largest_repeat_any_rank_wants_after_a_barrier_each():
+    log: list[str] = []
+    summary = measure(lambda: log.append("step"), StepClock(cuda=False), warmup=2, repeats=3,
+                      min_repeat_ms=0.0, max_iters=10, min_warm_s=0.0,
+                      lockstep=PeerWantsMore(7, log))
+    assert summary.iters_per_repeat == 7  # this rank alone wants 3 (min_repeat_ms 0)
+    timed = log[2 + 3:]
+    assert timed == (["barrier"] + ["step"] * 7) * 3
+
+
+def test_the_warm_up_lasts_the_seconds_asked_for(monkeypatch):
+    monkeypatch.setattr(timing, "WARM_MIN_S", 0.0)
+    calls = []
+    measure(lambda: calls.append(1), StepClock(cuda=False), warmup=1, repeats=1,
+            min_repeat_ms=0.0, max_iters=3, min_warm_s=0.05)
+    assert len(calls) > 1 + 10 + 3 + 3  # at least one round of 10 more warm-up steps
+
+
 class FakeClock:
     """``time.perf_counter`` that advances ``tick`` seconds per reading."""
 

@@ -11,7 +11,7 @@ import numpy as np
 
 import traceviz
 from tests.kineto import NCCL_ALLREDUCE, TraceBuilder
-from traceviz.analyze.compare import ModeInput, compare, kernel_counts
+from traceviz.analyze.compare.modes import ModeInput, compare, kernel_counts
 from traceviz.analyze.model import Analysis
 from traceviz.report.comparison_model import row_cells
 from traceviz.report.jsonout import analysis_to_dict

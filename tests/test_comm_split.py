@@ -1,4 +1,4 @@
-"""GPU busy split into compute and communication on one trace (``traceviz/analyze/comm.py``),
+"""GPU busy split into compute and communication on one trace (``traceviz/analyze/trace/comm.py``),
 on hand-built traces whose answer is known by construction. All times ns.
 
 One step ``[0, 100 µs)``; compute kernels on stream 7, NCCL kernels on streams 20/21. Each test
@@ -15,9 +15,9 @@ import pytest
 
 import traceviz
 from tests.kineto import TraceBuilder
-from traceviz.analyze.comm import CommStep
-from traceviz.analyze.compare import ModeInput, compare
+from traceviz.analyze.compare.modes import ModeInput, compare
 from traceviz.analyze.model import Analysis
+from traceviz.analyze.trace.comm import CommStep
 from traceviz.report.jsonout import analysis_to_dict
 
 

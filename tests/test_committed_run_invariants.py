@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from traceviz.analyze.compare import Comparison, compare
+from traceviz.analyze.compare.modes import Comparison, compare
+from traceviz.analyze.compare.waterfall import UNPROFILED
 from traceviz.analyze.distributed.bounding import UNPROFILED_ISSUE
-from traceviz.analyze.waterfall import UNPROFILED
 from traceviz.report.compare_report import load_run_dir
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.synthetic_runs import standard_run
-from traceviz.analyze.compare import compare
-from traceviz.analyze.waterfall import COMPONENTS
+from traceviz.analyze.compare.modes import compare
+from traceviz.analyze.compare.waterfall import COMPONENTS
 from traceviz.report.compare_report import load_run_dir, load_traces
 
 
@@ -78,7 +78,7 @@ def test_plain_traces_are_named_after_their_files(run_dir: Path) -> None:
 
 
 def test_inflation_is_the_manifests_adjacent_ratio_when_recorded_else_over_the_timing_median():
-    from traceviz.analyze.compare import ModeInput, build_row
+    from traceviz.analyze.compare.modes import ModeInput, build_row
 
     timing = {"median_ms": 0.5}
     adjacent = {"step_ms": 1.2, "adjacent_unprofiled_ms": 0.4, "inflation": 3.0}

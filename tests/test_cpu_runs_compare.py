@@ -9,7 +9,7 @@ from pathlib import Path
 
 import traceviz
 from tests.kineto import TraceBuilder
-from traceviz.analyze.compare import CPU_RUN, ModeInput, compare
+from traceviz.analyze.compare.modes import CPU_RUN, ModeInput, compare
 from traceviz.analyze.model import CPU_ONLY, Analysis
 
 

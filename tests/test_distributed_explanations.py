@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from traceviz.analyze.compare.headline import build_headline
+from traceviz.analyze.compare.speed import SpeedEvidence
+from traceviz.analyze.compare.waterfall import LeanParts, build_unprofiled_waterfall, fit_to_step
 from traceviz.analyze.distributed.bounding import (
     SLOWEST,
     STRAGGLER,
@@ -18,9 +21,6 @@ from traceviz.analyze.distributed.bounding import (
 )
 from traceviz.analyze.distributed.launch import launch_evidence_from_summary
 from traceviz.analyze.distributed.metrics import lateness_significant
-from traceviz.analyze.headline import build_headline
-from traceviz.analyze.speed import SpeedEvidence
-from traceviz.analyze.waterfall import LeanParts, build_unprofiled_waterfall, fit_to_step
 
 MS = 1e6
 #: The waiting rank's lean trace: its collectives hold the wait for the other rank's host,

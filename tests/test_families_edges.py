@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from traceviz.analyze.families import family_of_name, parse_triton_name
+from traceviz.analyze.trace.families import family_of_name, parse_triton_name
 
 
 @pytest.mark.parametrize(

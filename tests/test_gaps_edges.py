@@ -14,9 +14,9 @@ import pytest
 
 import traceviz
 from tests.kineto import TraceBuilder
-from traceviz.analyze.gaps import gap_stats, step_timeline
-from traceviz.analyze.links import link_launches
 from traceviz.analyze.model import GapTable
+from traceviz.analyze.trace.gaps import gap_stats, step_timeline
+from traceviz.analyze.trace.links import link_launches
 from traceviz.vocab import GAP_CLASS_NAMES, GapClass
 
 

@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.synthetic_runs import ModeSpec, paired_split, write_run_dir
-from traceviz.analyze.run_diff import compare_runs
-from traceviz.analyze.run_gate import gate, limit_of, warnings
-from traceviz.analyze.run_speed import run_spread
+from traceviz.analyze.review.run_diff import compare_runs
+from traceviz.analyze.review.run_gate import gate, limit_of, warnings
+from traceviz.analyze.review.run_speed import run_spread
 from traceviz.cli.app import app
 from traceviz.report import run_compare_report
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from traceviz.analyze.compare import Comparison
+from traceviz.analyze.compare.modes import Comparison
 from traceviz.report.compare_report import build, load_run_dir
 from traceviz.scale import analyze_rank_paths
 

@@ -12,14 +12,14 @@ import pytest
 
 import traceviz
 from tests.kineto import TraceBuilder
-from traceviz.analyze.model import Analysis, HealthWarning
-from traceviz.analyze.validity import (
+from traceviz.analyze.health.validity import (
     DATA_VALIDITY_CODES,
     FAR_FACTOR,
     FAR_MIN_MARGIN_NS,
     far_bounds_ns,
     far_bounds_sorted,
 )
+from traceviz.analyze.model import Analysis, HealthWarning
 
 
 def analyze_doc(doc: dict[str, Any], tmp_path: Path) -> Analysis:

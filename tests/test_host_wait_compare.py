@@ -6,7 +6,7 @@ from pathlib import Path
 
 import traceviz
 from tests.kineto import TraceBuilder
-from traceviz.analyze.compare import ModeInput, compare
+from traceviz.analyze.compare.modes import ModeInput, compare
 from traceviz.analyze.host_wait import UNTRACED
 
 

@@ -1,5 +1,5 @@
-"""Interval unions per group (``traceviz/analyze/intervals.py``): the busy time and the holes that
-``gpu_busy`` and the idle gaps are made of (docs/metrics.md, "Idle gaps"), edge by edge.
+"""Interval unions per group (``traceviz/analyze/trace/intervals.py``): the busy time and the
+holes that ``gpu_busy`` and the idle gaps are made of (docs/metrics.md, "Idle gaps"), edge by edge.
 
 Touching intervals (``ts == previous max end``) merge without a hole; a hole opens only inside a
 group; an interval nested in an earlier one adds nothing; spans too wide for the shifted running
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from traceviz.analyze.intervals import group_union, union_length
+from traceviz.analyze.trace.intervals import group_union, union_length
 
 
 def _arr(*v: int) -> np.ndarray:

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from tests.kineto import TraceBuilder
 from traceviz.analyze.analysis import analyze
-from traceviz.analyze.kernel_diff import (
+from traceviz.analyze.review.kernel_diff import (
     KernelDiff,
     KernelProfile,
     kernel_diff,

@@ -1,6 +1,6 @@
 """Edges of the launch-call definition (docs/metrics.md, "Launch call"), on hand-built traces.
 
-Each test pins one edge that a mutant of ``traceviz/analyze/links.py`` survived once
+Each test pins one edge that a mutant of ``traceviz/analyze/trace/links.py`` survived once
 (benchmarks/mutation.py): the ``-1`` of an activity with no launch call, a trace whose runtime
 calls carry no correlation at all, integer activity counts, and the earlier of two calls sharing
 an id owning the activities.
@@ -14,7 +14,7 @@ import numpy as np
 
 import traceviz
 from tests.kineto import TraceBuilder
-from traceviz.analyze.links import link_launches
+from traceviz.analyze.trace.links import link_launches
 
 
 def test_activity_without_a_launch_call_links_to_minus_one(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 import traceviz
 from tests.synthetic_runs import COMPILED, CUDAGRAPH, EAGER, paired, paired_split, write_run_dir
-from traceviz.analyze.manifest_check import (
+from traceviz.analyze.review.manifest_check import (
     SUPPORTED_SCHEMAS,
     ManifestError,
     check_manifest,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from traceviz.analyze.run_gate import parse_slowdown
+from traceviz.analyze.review.run_gate import parse_slowdown
 from traceviz.cli.app import app
 
 

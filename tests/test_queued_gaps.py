@@ -11,7 +11,7 @@ import pytest
 import traceviz
 from tests.conftest import SHARED_HTA
 from tests.kineto import TraceBuilder
-from traceviz.analyze.queued import LAUNCH_LATENCY_WARN_NS, QUEUED_MIN_NS
+from traceviz.analyze.trace.queued import LAUNCH_LATENCY_WARN_NS, QUEUED_MIN_NS
 from traceviz.report.host_wait_section import summary_sentence
 from traceviz.vocab import GapClass
 
@@ -114,7 +114,7 @@ def test_an_activity_without_launch_call_neither_fills_nor_ends_a_gap(tmp_path: 
 
 
 def test_split_queued_leaves_gaps_without_launch_call_alone() -> None:
-    from traceviz.analyze.queued import split_queued
+    from traceviz.analyze.trace.queued import split_queued
     cols = {"start": np.array([0, 0]), "end": np.array([10 * Q, 10 * Q]),
             "cls": np.array([OI, H], np.int8), "step": np.array([0, 1])}
     out = split_queued(np.array([0, 0]), np.array([False, True]), cols)

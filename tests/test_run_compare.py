@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from traceviz.analyze.kernel_diff import KernelChange, KernelDiff
-from traceviz.analyze.run_diff import Pair, RunModeDiff, compare_runs, host_only_note
-from traceviz.analyze.run_gate import mode_failures, parse_slowdown
-from traceviz.analyze.run_speed import (
+from traceviz.analyze.review.kernel_diff import KernelChange, KernelDiff
+from traceviz.analyze.review.run_diff import Pair, RunModeDiff, compare_runs, host_only_note
+from traceviz.analyze.review.run_gate import mode_failures, parse_slowdown
+from traceviz.analyze.review.run_speed import (
     Interval,
     ModeTiming,
     RunSpeedChange,

@@ -1,4 +1,4 @@
-"""Edges of the speed evidence and the baseline-drift flag (``traceviz/analyze/speed.py``;
+"""Edges of the speed evidence and the baseline-drift flag (``traceviz/analyze/compare/speed.py``;
 docs/comparison.md): which recorded numbers a paired block must have to be used as recorded,
 what the evidence of each source carries, and which baseline block times count.
 """
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from traceviz.analyze.speed import (
+from traceviz.analyze.compare.speed import (
     PAIRED,
     TRACE,
     UNPAIRED,

@@ -11,7 +11,7 @@ import pytest
 
 import traceviz
 from tests.conftest import GPU_TRACES
-from traceviz.analyze.headline import _per_step
+from traceviz.analyze.compare.headline import _per_step
 from traceviz.report.compare_report import build, load_inputs, load_run_dir
 from traceviz.report.units import pct
 

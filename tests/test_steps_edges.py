@@ -16,7 +16,7 @@ import pytest
 
 import traceviz
 from tests.kineto import TraceBuilder
-from traceviz.analyze.steps import find_steps
+from traceviz.analyze.trace.steps import find_steps
 from traceviz.errors import NotATraceError
 
 

@@ -17,7 +17,7 @@ import pytest
 
 import traceviz
 from tests.test_bounding_rank import lockstep, rank_trace
-from traceviz.analyze.compare import ModeInput, compare
+from traceviz.analyze.compare.modes import ModeInput, compare
 from traceviz.analyze.distributed.bounding import (
     PROFILED_LATENESS,
     SLOWEST,

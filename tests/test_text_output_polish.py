@@ -20,7 +20,7 @@ import pytest
 
 from tests.kineto import TraceBuilder
 from tests.synthetic_runs import COMPILED, EAGER, ModeSpec, paired, write_run_dir
-from traceviz.analyze.speed import PAIRED, SpeedEvidence, describe, format_speedup
+from traceviz.analyze.compare.speed import PAIRED, SpeedEvidence, describe, format_speedup
 from traceviz.report.compare_report import build, load_run_dir, render
 from traceviz.report.elements import Section, Table
 from traceviz.report.markdown import render_markdown

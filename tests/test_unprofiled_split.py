@@ -15,15 +15,15 @@ import numpy as np
 import pytest
 
 from tests.synthetic_runs import COMPILED, EAGER, paired, paired_split, write_run_dir
-from traceviz.analyze.launch_unprofiled import launch_verdict
-from traceviz.analyze.stats import percentile_interval, resample_indices
-from traceviz.analyze.unprofiled import (
+from traceviz.analyze.compare.launch_unprofiled import launch_verdict
+from traceviz.analyze.compare.unprofiled import (
     LAUNCH_QUEUE_DEPTH,
     Estimate,
     Side,
     UnprofiledSplit,
     split_from_paired,
 )
+from traceviz.analyze.stats import percentile_interval, resample_indices
 from traceviz.analyze.verdicts import Thresholds, Verdict, VerdictInputs, fusion_verdict
 from traceviz.report.compare_report import build, load_run_dir, load_traces, render
 

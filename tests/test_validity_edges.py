@@ -18,8 +18,7 @@ import pytest
 
 import traceviz
 from tests.kineto import TraceBuilder
-from traceviz.analyze.model import EventRef
-from traceviz.analyze.validity import (
+from traceviz.analyze.health.validity import (
     FAR_FACTOR,
     FAR_MIN_MARGIN_NS,
     describe,
@@ -27,6 +26,7 @@ from traceviz.analyze.validity import (
     far_bounds_sorted,
     screen_values,
 )
+from traceviz.analyze.model import EventRef
 
 
 def _screen(b: TraceBuilder, tmp_path: Path):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from traceviz.analyze.compare import Comparison, compare
+from traceviz.analyze.compare.modes import Comparison, compare
 from traceviz.report.compare_report import load_run_dir, load_traces
 
 REPORTS = Path(__file__).resolve().parent / "data" / "h200"

@@ -20,8 +20,8 @@ from tests.synthetic_runs import (
     standard_run,
     write_run_dir,
 )
-from traceviz.analyze.compare import Comparison, compare
-from traceviz.analyze.speed import paired_status
+from traceviz.analyze.compare.modes import Comparison, compare
+from traceviz.analyze.compare.speed import paired_status
 from traceviz.analyze.verdicts import Thresholds, parse_thresholds
 from traceviz.errors import UsageError
 from traceviz.report.compare_report import load_run_dir, load_traces

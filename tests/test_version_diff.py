@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from traceviz.analyze.kernel_diff import ADDED, KernelChange, KernelDiff
-from traceviz.analyze.run_diff import RunData, RunModeData
-from traceviz.analyze.version_diff import compare_versions, version_speed
+from traceviz.analyze.review.kernel_diff import ADDED, KernelChange, KernelDiff
+from traceviz.analyze.review.run_diff import RunData, RunModeData
+from traceviz.analyze.review.version_diff import compare_versions, version_speed
 from traceviz.collect.against import input_signature, signature_mismatch
 from traceviz.report.version_report import added_first
 

@@ -183,7 +183,7 @@ IN_WINDOW_COMPILE_SUFFIX = "(dynamo_timed)"
 class GapClass(IntEnum):
     """Why the GPU was idle; see ``docs/metrics.md``. The first four are checked in this order;
     ``QUEUED`` is the part of a gap after the ending activity's launch call returned, split off
-    afterwards (:mod:`traceviz.analyze.queued`)."""
+    afterwards (:mod:`traceviz.analyze.trace.queued`)."""
 
     GRAPH_INTERNAL = 0
     SYNC_WAIT = 1

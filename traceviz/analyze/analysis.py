@@ -9,16 +9,15 @@ from typing import Any
 
 import numpy as np
 
-from traceviz.analyze.ambiguity import ambiguity_warnings
 from traceviz.analyze.columnar import object_column
-from traceviz.analyze.comm import comm_split
-from traceviz.analyze.compile_structure import compile_structure
-from traceviz.analyze.families import family_of_name, parse_triton_name
-from traceviz.analyze.gaps import StepTimeline, gap_stats, step_timeline
-from traceviz.analyze.graphs import graph_replays
+from traceviz.analyze.health.ambiguity import ambiguity_warnings
+from traceviz.analyze.health.validity import (
+    Screened,
+    index_loaded_rows,
+    ordering_warnings,
+    screen_values,
+)
 from traceviz.analyze.host_wait import HostWaitSources, nesting_health, plan_host_wait
-from traceviz.analyze.intervals import union_length
-from traceviz.analyze.links import Links, link_launches
 from traceviz.analyze.model import (
     CPU_ONLY,
     Analysis,
@@ -31,15 +30,16 @@ from traceviz.analyze.model import (
     Totals,
     TritonKernelRow,
 )
-from traceviz.analyze.queued import launch_latency_warning
-from traceviz.analyze.steps import StepWindows, find_steps
-from traceviz.analyze.union_totals import union_totals
-from traceviz.analyze.validity import (
-    Screened,
-    index_loaded_rows,
-    ordering_warnings,
-    screen_values,
-)
+from traceviz.analyze.trace.comm import comm_split
+from traceviz.analyze.trace.compile_structure import compile_structure
+from traceviz.analyze.trace.families import family_of_name, parse_triton_name
+from traceviz.analyze.trace.gaps import StepTimeline, gap_stats, step_timeline
+from traceviz.analyze.trace.graphs import graph_replays
+from traceviz.analyze.trace.intervals import union_length
+from traceviz.analyze.trace.links import Links, link_launches
+from traceviz.analyze.trace.queued import launch_latency_warning
+from traceviz.analyze.trace.steps import StepWindows, find_steps
+from traceviz.analyze.trace.union_totals import union_totals
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.trace.parallel import process_map, worker_count

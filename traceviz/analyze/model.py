@@ -15,8 +15,8 @@ from traceviz.analyze.columnar import RowTable
 from traceviz.vocab import GAP_CLASS_NAMES
 
 if TYPE_CHECKING:
-    from traceviz.analyze.comm import CommSplit
     from traceviz.analyze.host_wait import HostWaitSources
+    from traceviz.analyze.trace.comm import CommSplit
 
 
 def cpu_bound_share(host_wait_ns: int, sync_wait_ns: int, period_ns: int) -> float | None:
@@ -345,7 +345,7 @@ class Analysis:
     #: object per Trace.gpu row: family name; "excluded" for rows excluded for invalid values
     activity_family: np.ndarray = field(repr=False)
     host_wait_sources: HostWaitSources | None = field(default=None, repr=False)
-    #: GPU busy split into compute and communication (:mod:`traceviz.analyze.comm`); None
+    #: GPU busy split into compute and communication (:mod:`traceviz.analyze.trace.comm`); None
     #: when the trace has no communication kernel
     comm: CommSplit | None = field(default=None, repr=False)
 

@@ -71,7 +71,7 @@ def resample_indices(n: int, resamples: int, seed: int) -> np.ndarray:
     """The bootstrap's resamples of ``n`` pairs: a ``(resamples, n)`` array of pair indices
     drawn with replacement by ``default_rng(seed)``. Every statistic bootstrapped from the same
     ``(n, resamples, seed)`` uses the same resamples (the speed-up and the unprofiled split:
-    :mod:`traceviz.analyze.unprofiled`)."""
+    :mod:`traceviz.analyze.compare.unprofiled`)."""
     return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
 
 

@@ -2,8 +2,8 @@
 
 Three kinds of verdict per non-baseline mode (rules in ``docs/comparison.md``):
 
-``speed``   the outcome on the stopwatch (:mod:`traceviz.analyze.speed`: paired timing with a
-            CI, else unpaired medians, else the profiled period).
+``speed``   the outcome on the stopwatch (:mod:`traceviz.analyze.compare.speed`: paired timing
+            with a CI, else unpaired medians, else the profiled period).
 ``fusion``  kernels/step fell, GPU busy/step (lean trace; compute kernels and compute busy,
             communication kernels excluded, when the trace has them) fell by more than its
             step-to-step spread, outputs match, and the step did not get slower. With the
@@ -12,7 +12,7 @@ Three kinds of verdict per non-baseline mode (rules in ``docs/comparison.md``):
             saved; without it (the profiled-trace rules), unless speed is WIN the median
             profiled period must be lower. REGRESSION: GPU busy rose beyond its spread without
             fewer kernels, and the step is not faster (speed not WIN).
-``launch``  with the unprofiled split: :mod:`traceviz.analyze.launch_unprofiled` (speed WIN,
+``launch``  with the unprofiled split: :mod:`traceviz.analyze.compare.launch_unprofiled` (speed WIN,
             the baseline host-bound without the profiler, and the saving of host issue time
             explains at least ``launch_min_wait_share`` of the step time saved). Profiled-trace
             rules (no unprofiled split): speed WIN and at least ``launch_min_wait_share`` of
@@ -144,7 +144,7 @@ class Thresholds:
     # beyond the block's tail (unprofiled split; 1.0 before the tail was allowed for)
     fusion_min_busy_share: float = 0.25  # fusion WIN: busy saved / unprofiled time saved
     baseline_drift_margin: float = 0.1  # speed: flag the in-pairs baseline outside p10–p90 ± this
-    # The bound call of the unprofiled split (traceviz.analyze.unprofiled.bound_call, whose
+    # The bound call of the unprofiled split (traceviz.analyze.compare.unprofiled.bound_call, whose
     # docstring names the calibration cells): a block's tail beyond one step's compute busy
     # (launch latency, event record; the committed H100/H200 runs: at most 106 µs), and the
     # share of the unprofiled step the lean trace's compute busy must fill for GPU-bound.
@@ -526,7 +526,8 @@ def launch_verdict(
     """The profiled-trace rule: speed WIN, and host + sync wait explain at least
     ``launch_min_wait_share`` of the profiled period saved (plain traces: the period also fell
     beyond profiler inflation). ``rules_note`` says why these rules apply (no unprofiled
-    split); the unprofiled rule is :func:`traceviz.analyze.launch_unprofiled.launch_verdict`."""
+    split); the unprofiled rule is
+    :func:`traceviz.analyze.compare.launch_unprofiled.launch_verdict`."""
     source = speed.evidence.get("evidence_source")
     l_drop = relative_drop(base.launches, mode.launches)
     h_drop = relative_drop(base.host_wait_ns, mode.host_wait_ns)

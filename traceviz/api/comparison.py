@@ -19,9 +19,9 @@ from traceviz.errors import UsageError
 from traceviz.lazy import pandas as pd
 
 if TYPE_CHECKING:
-    from traceviz.analyze.compare import Comparison as ComparisonResult
+    from traceviz.analyze.compare.modes import Comparison as ComparisonResult
+    from traceviz.analyze.review.version_diff import VersionComparison
     from traceviz.analyze.verdicts import Thresholds, Verdict
-    from traceviz.analyze.version_diff import VersionComparison
     from traceviz.api.analysis import Analysis
     from traceviz.report.compare_report import Inputs
     from traceviz.report.model import Report
@@ -48,7 +48,7 @@ class Comparison:
     """Several modes (or traces) against one baseline.
 
     DataFrames: :attr:`rows` (one per mode, the columns of
-    :class:`~traceviz.analyze.compare.ComparisonRow`), :attr:`verdicts` (mode, kind, status,
+    :class:`~traceviz.analyze.compare.modes.ComparisonRow`), :attr:`verdicts` (mode, kind, status,
     explanation, evidence, thresholds), :attr:`waterfalls` (change in mean GPU period per step,
     ns, split into five parts). :attr:`result` is the frozen comparison.
     """
@@ -95,7 +95,7 @@ class Comparison:
     @cached_property
     def versions(self) -> VersionComparison | None:
         """A ``profile NEW --against OLD`` run's old → new comparison, per mode (``None`` for
-        other inputs; :mod:`traceviz.analyze.version_diff`)."""
+        other inputs; :mod:`traceviz.analyze.review.version_diff`)."""
         from traceviz.report.compare_report import versions_of
 
         return versions_of(self._inputs, self._result.thresholds)
@@ -127,7 +127,7 @@ class Comparison:
 
     @cached_property
     def rows(self) -> pd.DataFrame:
-        """One row per mode; columns as :class:`~traceviz.analyze.compare.ComparisonRow`
+        """One row per mode; columns as :class:`~traceviz.analyze.compare.modes.ComparisonRow`
         (``None`` where not known)."""
         return pd.DataFrame([asdict(r) for r in self._result.rows])
 
@@ -162,7 +162,7 @@ class Comparison:
         """One row per mode with an unprofiled split (paired blocks with host issue times):
         pair-level step and host issue ms per step of both sides, the GPU's lag behind the host
         (steps), host-bound flags, and the savings with their CIs (ms per step; the share as a
-        fraction). Definitions: :mod:`traceviz.analyze.unprofiled`."""
+        fraction). Definitions: :mod:`traceviz.analyze.compare.unprofiled`."""
         rows = []
         for mode, s in self._result.unprofiled.items():
             share = s.issue_share
@@ -192,7 +192,7 @@ class Comparison:
 
     def headlines(self) -> dict[str, str]:
         """One line per compared mode: the outcome first (speed-up and CI), then where the
-        time went and the context (:mod:`traceviz.analyze.headline`)."""
+        time went and the context (:mod:`traceviz.analyze.compare.headline`)."""
         return {h.mode: h.text for h in self._result.headlines}
 
     def to_dict(self) -> dict[str, Any]:

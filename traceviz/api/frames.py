@@ -27,7 +27,7 @@ _ACTIVITY_CATEGORY = {Category.KERNEL: "kernel", Category.GPU_MEMCPY: "memcpy",
 
 def comm_frame(a: Analysis) -> pd.DataFrame:
     """One row per step: GPU busy split into compute and communication
-    (:mod:`traceviz.analyze.comm`); no rows when the trace has no communication kernel.
+    (:mod:`traceviz.analyze.trace.comm`); no rows when the trace has no communication kernel.
 
     Columns: ``step`` (int64, 0-based position), ``name`` (str), ``gpu_busy_ns``,
     ``compute_busy_ns``, ``comm_ns``, ``overlap_ns``, ``exposed_comm_ns`` (int64;

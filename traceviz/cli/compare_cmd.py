@@ -3,93 +3,51 @@
 Both take one run directory (from ``traceviz profile``: its modes against the baseline) or two
 or more trace files; ``compare`` also takes two run directories (run A against run B, mode by
 mode: :mod:`traceviz.report.run_compare_report`), and ``check --against BASELINE_RUN`` gates a
-run on a baseline run (:mod:`traceviz.cli.run_gate`). Heavy imports (pandas via the loader,
-plotly) happen inside the commands.
+run on a baseline run (:func:`check_against`, :mod:`traceviz.analyze.review.run_gate`).
+Heavy imports (pandas via the loader, plotly) happen inside the commands. Each command parses
+its thresholds once and passes the :class:`~traceviz.analyze.verdicts.Thresholds` down.
 """
 
 from __future__ import annotations
 
-import enum
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from traceviz.cli.comparison_output import (
+    comparison_default,
+    comparison_output,
+    print_fitted_comparison,
+)
 from traceviz.cli.errors import user_errors
+from traceviz.cli.options import (
+    BaselineOpt,
+    ForceOpt,
+    Format,
+    FormatOpt,
+    MaxMemoryOpt,
+    OutOpt,
+    PlotlyJs,
+    PlotlyOpt,
+    ThresholdFileOpt,
+    ThresholdOpt,
+    WorkersOpt,
+    apply_max_memory,
+)
+from traceviz.cli.outputs import emit, output_path
 from traceviz.cli.strict import StrictOpt, enforce_strict
 from traceviz.cli.version import VersionOpt
 from traceviz.errors import UsageError
 from traceviz.output_guard import preflight
-from traceviz.publish import is_stdout
+
+if TYPE_CHECKING:
+    from traceviz.analyze.verdicts import Thresholds
 
 #: Exit code of ``check`` when an expectation does not hold.
 EXIT_UNMET = 3
-
-
-class Format(str, enum.Enum):
-    html = "html"
-    json = "json"
-    md = "md"
-    text = "text"
-
-
-class PlotlyJs(str, enum.Enum):
-    inline = "inline"
-    cdn = "cdn"
-
-
-FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
-OutOpt = Annotated[
-    Path | None,
-    typer.Option("-o", "--out", metavar="FILE",
-                 help="Write here; - for standard output (default: html → a file, others → "
-                 "stdout)."),
-]
-ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing output file "
-                                       "(a regular file: never a link or special file).")]
-PlotlyOpt = Annotated[
-    PlotlyJs,
-    typer.Option("--plotlyjs", help="inline: works offline (~4.8 MB); cdn: small file, needs "
-                 "internet to view."),
-]
-ThresholdOpt = Annotated[
-    list[str] | None,
-    typer.Option("--threshold", "-t", metavar="NAME=VALUE",
-                 help="Override a verdict threshold (repeatable); see docs/comparison.md."),
-]
-ThresholdFileOpt = Annotated[
-    Path | None,
-    typer.Option("--thresholds-file", metavar="FILE",
-                 help="TOML (\\[thresholds] table) or JSON file of thresholds."),
-]
-BaselineOpt = Annotated[
-    str | None, typer.Option("--baseline", "-b", metavar="MODE",
-                             help="Mode to compare against: a mode name, a trace path or a "
-                             "trace's file name (default: eager, else the first).")
-]
-MaxMemoryOpt = Annotated[
-    str | None,
-    typer.Option("--max-memory", metavar="SIZE", help="Refuse a trace whose JSON text (inflated) "
-                 "is larger than this, e.g. 4GB or 500MiB (default: 80% of available memory)."),
-]
-
-
-WorkersOpt = Annotated[
-    int | None,
-    typer.Option("--workers", "-j", min=1, metavar="N", help="Processes decoding a big trace "
-                 "and analysing it (at most 12 analysing; default: every usable core, decoding "
-                 "capped by memory)."),
-]
-
-
-def apply_max_memory(size: str | None) -> None:
-    """Pass ``--max-memory`` to the loader (``None``: its default)."""
-    from traceviz.trace.limits import parse_size, set_max_memory
-
-    set_max_memory(None if size is None else parse_size(size))
-
 
 InputsArg = Annotated[
     list[Path], typer.Argument(metavar="INPUT...",
@@ -109,92 +67,17 @@ def two_runs(inputs: list[Path]) -> bool:
 
 
 def compare_two_runs(inputs: list[Path], fmt: str, out: Path | None, force: bool,
-                     plotlyjs: str, thresholds: list[str] | None,
-                     thresholds_file: Path | None, workers: int | None) -> None:
+                     plotlyjs: str, thresholds: Thresholds, thresholds_file: Path | None,
+                     workers: int | None) -> None:
     """Run A against run B, mode by mode (``docs/comparison.md``, "Two runs"); ``workers``:
-    ``--workers``, passed to the loader and the analysis."""
-    from traceviz.analyze.verdicts import parse_thresholds
+    ``--workers``, passed to the loader and the analysis; ``thresholds_file`` is named only to
+    refuse it as the output file."""
     from traceviz.report import run_compare_report
 
-    t = parse_thresholds(thresholds, thresholds_file)
     preflight(output_path(fmt, out, RUNS_DEFAULT_HTML), [*inputs, thresholds_file], force=force)
-    result, report = run_compare_report.build(inputs[0], inputs[1], t, workers=workers)
+    result, report = run_compare_report.build(inputs[0], inputs[1], thresholds, workers=workers)
     emit(run_compare_report.render(result, report, fmt, plotlyjs), fmt, out, RUNS_DEFAULT_HTML,
          force)
-
-
-def output_path(fmt: str, out: Path | None, default_html: Path) -> Path | None:
-    """Where :func:`emit` writes: ``out``, else ``default_html`` for HTML; ``None``: stdout
-    (``-o -`` too).
-    Commands refuse an unusable one before any work
-    (:func:`~traceviz.output_guard.preflight`), not after loading a big trace;
-    :func:`emit` checks again, atomically."""
-    if is_stdout(out):
-        return None
-    return out if out is not None else default_html if fmt == "html" else None
-
-
-def emit(payload: str, fmt: str, out: Path | None, default_html: Path, force: bool) -> None:
-    """Write ``payload`` to ``out`` (HTML defaults to ``default_html``; others to stdout) and
-    say on stderr where it went and what to open next."""
-    from traceviz.report.output import write_atomic
-
-    path = output_path(fmt, out, default_html)
-    if path is None:
-        sys.stdout.write(payload)
-        return
-    written = write_atomic(path, payload, force=force)
-    hint = {"html": "open it in a browser", "md": "paste it into a pull-request comment",
-            "json": "read it with jq or Python"}.get(fmt, "view it with less -R")
-    print(f"wrote {written} ({len(payload.encode()) / 1024:,.0f} KiB); {hint}: "
-          f"{written.resolve().as_uri() if fmt == 'html' else written}", file=sys.stderr)
-
-
-def comparison_output(
-    inputs: list[Path], baseline: str | None, thresholds: list[str] | None,
-    thresholds_file: Path | None, fmt: str, plotlyjs: str, workers: int | None,
-    health_out: list[tuple[str, Any]] | None = None,
-) -> str:
-    """Render the comparison of ``inputs`` (through :class:`traceviz.api.Comparison`, loaded
-    by ``workers``; its default HTML path: :func:`comparison_default`). ``health_out``
-    receives ``(mode, health warnings)`` of each analysed mode (``--strict``)."""
-    from traceviz.analyze.verdicts import parse_thresholds
-    from traceviz.api import Comparison
-
-    comparison = Comparison.from_paths(inputs, baseline,
-                                       parse_thresholds(thresholds, thresholds_file),
-                                       workers=workers)
-    if health_out is not None:
-        health_out.extend(comparison.mode_health())
-    return comparison.render(fmt, plotlyjs)
-
-
-def comparison_default(inputs: list[Path]) -> Path:
-    """Where a comparison's HTML goes without ``-o``: the run dir's ``report.html``, else
-    ``traceviz-compare.html``."""
-    from traceviz.report.run_dir import is_run_dir
-
-    return inputs[0] / "report.html" if is_run_dir(inputs[0]) else Path("traceviz-compare.html")
-
-
-def print_fitted_comparison(inputs: list[Path], baseline: str | None,
-                            thresholds: list[str] | None, thresholds_file: Path | None,
-                            workers: int | None,
-                            health_out: list[tuple[str, Any]] | None = None) -> None:
-    """Print the text comparison fitted to the terminal's width (columns dropped, not
-    wrapped); ``workers`` and ``health_out`` as for :func:`comparison_output`."""
-    from rich.console import Console
-
-    from traceviz.analyze.verdicts import parse_thresholds
-    from traceviz.api import Comparison
-
-    comparison = Comparison.from_paths(inputs, baseline,
-                                       parse_thresholds(thresholds, thresholds_file),
-                                       workers=workers)
-    if health_out is not None:
-        health_out.extend(comparison.mode_health())
-    console = Console()
-    console.print(comparison.text_renderable(console.width))
 
 
 @user_errors
@@ -223,21 +106,21 @@ def compare(
         if baseline is not None:
             raise UsageError("--baseline applies to one run's modes; two runs compare each "
                              "mode with itself")
-        compare_two_runs(inputs, fmt.value, out, force, plotlyjs.value, threshold,
-                         thresholds_file, workers)
+        compare_two_runs(inputs, fmt.value, out, force, plotlyjs.value,
+                         parse_thresholds(threshold, thresholds_file), thresholds_file, workers)
         return
 
-    parse_thresholds(threshold, thresholds_file)  # a bad threshold fails before any reading
+    thresholds = parse_thresholds(threshold, thresholds_file)  # fails before any reading
     health: list[tuple[str, Any]] = []
     if fmt is Format.text and out is None and sys.stdout.isatty():
-        print_fitted_comparison(inputs, baseline, threshold, thresholds_file, workers, health)
+        print_fitted_comparison(inputs, baseline, thresholds, workers, health)
         if strict:
             enforce_strict(health)
         return
     default = comparison_default(inputs)
     preflight(output_path(fmt.value, out, default), [*inputs, thresholds_file], force=force)
-    payload = comparison_output(inputs, baseline, threshold, thresholds_file, fmt.value,
-                                plotlyjs.value, workers, health_out=health)
+    payload = comparison_output(inputs, baseline, thresholds, fmt.value, plotlyjs.value,
+                                workers, health_out=health)
     emit(payload, fmt.value, out, default, force)
     if strict:
         enforce_strict(health)
@@ -382,12 +265,13 @@ def check_against(inputs: list[Path], against: Path, max_slowdown: str,
                   workers: int | None) -> None:
     """``check RUN --against BASELINE_RUN``: print every mode's A → B verdict, the allowed
     slowdown and where it comes from (``--max-slowdown`` or the runs' between-process spread),
-    the warnings and the gate's failures (:mod:`traceviz.analyze.run_gate`; both runs loaded
-    by ``workers``); exit 3 when there is a failure."""
+    the warnings and the gate's failures (:mod:`traceviz.analyze.review.run_gate`; both runs loaded
+    by ``workers``); exit 3 when there is a failure. The thresholds options are parsed here,
+    once, after ``max_slowdown`` and the run directories are checked."""
     from rich.console import Console
     from rich.text import Text
 
-    from traceviz.analyze.run_gate import gate, limit_of, parse_slowdown, warnings
+    from traceviz.analyze.review.run_gate import gate, limit_of, parse_slowdown, warnings
     from traceviz.analyze.verdicts import parse_thresholds
     from traceviz.report import run_compare_report
     from traceviz.report.fit import KEEP, Column, fit_table

@@ -147,11 +147,31 @@ def profile_summary(modes: Mapping[str, Mapping[str, Any]], width: int | None) -
     return Group(table, *legend, *lines)
 
 
+def time_spent(modes: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Where each mode's time went, one line per mode: its wall seconds, then the seconds per
+    phase of its own process, its stacked-trace process (``stacks``) and its ``--against``
+    process (``against``), from the manifest entries' ``phase_s`` (absent: no line)."""
+    lines = []
+    for mode, e in modes.items():
+        parts = [f"{name} {s:.1f}" for name, s in (e.get("phase_s") or {}).items()]
+        for key, label in (("stack_profiled", "stacks"), ("against", "against")):
+            side = e.get(key) or {}
+            if isinstance(side.get("wall_s"), (int, float)):
+                parts.append(f"{label} {side['wall_s']:.1f}")
+        total = sum(float(x) for x in (e.get("wall_s"),
+                                       (e.get("stack_profiled") or {}).get("wall_s"),
+                                       (e.get("against") or {}).get("wall_s"))
+                    if isinstance(x, (int, float)))
+        if parts:
+            lines.append(f"{mode}: {total:.0f} s ({', '.join(parts)})")
+    return lines
+
+
 def against_summary(modes: Mapping[str, Mapping[str, Any]], width: int | None) -> Any:
     """``profile --against``'s old → new table from the manifest's mode entries (verdicts at
     the default ``min_speedup``; the report says the same with the run's thresholds)."""
+    from traceviz.analyze.review.version_diff import version_speed
     from traceviz.analyze.verdicts import Thresholds
-    from traceviz.analyze.version_diff import version_speed
 
     min_speedup = Thresholds().min_speedup
     rows = []

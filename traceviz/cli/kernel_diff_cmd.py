@@ -8,8 +8,10 @@ from typing import Annotated
 
 import typer
 
-from traceviz.cli.compare_cmd import (
+from traceviz.cli.errors import user_errors
+from traceviz.cli.options import (
     ForceOpt,
+    Format,
     FormatOpt,
     MaxMemoryOpt,
     OutOpt,
@@ -17,11 +19,8 @@ from traceviz.cli.compare_cmd import (
     PlotlyOpt,
     WorkersOpt,
     apply_max_memory,
-    emit,
-    output_path,
 )
-from traceviz.cli.compare_cmd import Format as Fmt
-from traceviz.cli.errors import user_errors
+from traceviz.cli.outputs import emit, output_path
 from traceviz.cli.version import VersionOpt
 from traceviz.output_guard import preflight
 
@@ -39,7 +38,7 @@ def kernel_diff(
         "--min-change", min=0.0, metavar="FRACTION",
 help="Relative change of a kernel's GPU time per step counted "
         "as faster / slower (default 0.05).")] = None,
-    fmt: FormatOpt = Fmt.text,
+    fmt: FormatOpt = Format.text,
     out: OutOpt = None,
     force: ForceOpt = False,
     plotlyjs: PlotlyOpt = PlotlyJs.inline,

@@ -206,7 +206,9 @@ def run(
     console.print(display.profile_summary(record["modes"], console.width))
     if old is not None:
         console.print(display.against_summary(record["modes"], console.width))
-    for line in [*notes(record["modes"]), *closing_lines(run_dir, report, note)]:
+    spent = display.time_spent(record["modes"])
+    for line in [*notes(record["modes"]), *(["where the time went (s):"] if spent else []),
+                 *(f"  {x}" for x in spent), *closing_lines(run_dir, report, note)]:
         console.print(inert_text(line))
     if strict and any(e["status"] in BAD_STATUSES for e in record["modes"].values()):
         raise typer.Exit(1)

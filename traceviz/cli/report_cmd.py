@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from traceviz.cli.compare_cmd import (
+from traceviz.cli.comparison_output import (
+    comparison_default,
+    comparison_output,
+    print_fitted_comparison,
+)
+from traceviz.cli.errors import fail, user_errors
+from traceviz.cli.options import (
     BaselineOpt,
     ForceOpt,
     Format,
@@ -33,13 +39,8 @@ from traceviz.cli.compare_cmd import (
     ThresholdFileOpt,
     ThresholdOpt,
     apply_max_memory,
-    comparison_default,
-    comparison_output,
-    emit,
-    output_path,
-    print_fitted_comparison,
 )
-from traceviz.cli.errors import fail, user_errors
+from traceviz.cli.outputs import emit, output_path
 from traceviz.cli.strict import StrictOpt, enforce_strict
 from traceviz.cli.version import VersionOpt
 
@@ -218,7 +219,7 @@ def report(
     from traceviz.report.run_dir import MANIFEST, is_run_dir
     from traceviz.trace.source import is_url
 
-    parse_thresholds(threshold, thresholds_file)  # a bad threshold fails before any reading
+    thresholds = parse_thresholds(threshold, thresholds_file)  # fails before any reading
     if hta:
         from traceviz.api import HtaMissingError
         from traceviz.holistic import hta_available
@@ -266,13 +267,12 @@ def report(
         traces = [Path(t) for t in rank_traces if t not in failed]  # --hta: the analysed ones
     elif run_dir:
         if fmt is Format.text and out is None and not hta and sys.stdout.isatty():
-            print_fitted_comparison([target], baseline, threshold, thresholds_file, workers,
-                                    health)
+            print_fitted_comparison([target], baseline, thresholds, workers, health)
             if strict:
                 enforce_strict(health)
             return
-        payload = comparison_output([target], baseline, threshold, thresholds_file, fmt.value,
-                                    plotlyjs.value, workers, health_out=health)
+        payload = comparison_output([target], baseline, thresholds, fmt.value, plotlyjs.value,
+                                    workers, health_out=health)
         traces = sorted(target.glob("*.pt.trace.json*"))
     else:
         rendered = _trace_payload(target, fmt, plotlyjs.value,

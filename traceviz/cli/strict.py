@@ -2,8 +2,8 @@
 
 The report is still produced (so the warnings can be read); the command then prints one line
 naming the failing codes and exits 1. The failing codes (``HealthWarning.strict``) are
-:data:`traceviz.analyze.validity.DATA_VALIDITY_CODES` and
-:data:`traceviz.analyze.ambiguity.AMBIGUITY_CODES`; informational warnings
+:data:`traceviz.analyze.health.validity.DATA_VALIDITY_CODES` and
+:data:`traceviz.analyze.health.ambiguity.AMBIGUITY_CODES`; informational warnings
 (``no_gpu_activity``, ``unlinked_activities``, ...) never fail.
 """
 

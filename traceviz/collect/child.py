@@ -2,9 +2,10 @@
 
 ``probe WORKLOAD OUT_JSON`` loads and validates the workload and writes the environment (versions,
 GPU, what is available). ``run WORKLOAD MODE TRACE OUT_JSON --device D --settings JSON`` runs one
-mode: eager reference, first call (compile / capture, ``first_call_s``), correctness, timing,
-peak memory, paired timing against the eager step (:mod:`traceviz.collect.paired`), profiled
-run, diagnostics; it writes the mode's manifest entry to OUT_JSON, also
+mode: the eager reference (on float64 copies of the inputs unless the workload says otherwise),
+then the phases of :class:`traceviz.collect.profiled_step.StepRun` on the mode's step (first
+call, correctness against the reference, timing, peak memory, paired timing against the eager
+step, the lean trace, diagnostics); it writes the mode's manifest entry to OUT_JSON, also
 when a phase raised (then ``status`` is ``failed`` and ``reason`` says where and why). Its
 profiled run is the **lean** trace: no Python stacks, no shapes, so the profiler's own cost per
 op stays as small as it can; the timeline metrics and the verdicts read it.
@@ -25,19 +26,21 @@ import platform
 import socket
 import subprocess
 import sys
-import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from traceviz.atomic import write_text_atomic
-from traceviz.collect.mode_names import COMPILE_MODES, first_call_phase
+from traceviz.collect.mode_names import COMPILE_MODES
+from traceviz.collect.profiled_step import (
+    BASELINE_MODE,
+    StepRun,
+    failure_text,
+    phase,
+    write_json,
+)
 from traceviz.collect.workload import WorkloadError, load_workload
 
-if TYPE_CHECKING:
-    from traceviz.collect.tracing import ProfiledWindow
-
-PHASE_PREFIX = "@@traceviz-phase "
 #: Environment variables that change what torch.compile does, recorded when set.
 RECORDED_ENV = (
     "TORCH_LOGS",
@@ -47,19 +50,8 @@ RECORDED_ENV = (
     "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS",
     "CUDA_VISIBLE_DEVICES",
 )
-#: The mode every other mode is timed against, in the same process (paired timing).
-BASELINE_MODE = "eager"
 #: Exit code of a probe whose workload file is invalid.
 EXIT_BAD_WORKLOAD = 2
-
-
-def phase(name: str) -> None:
-    """Tell the parent which phase the child is in."""
-    print(PHASE_PREFIX + name, flush=True)
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    write_text_atomic(path, json.dumps(data, indent=2, default=str))
 
 
 def _driver_version() -> str | None:
@@ -129,10 +121,10 @@ def probe(workload_path: str, out: Path) -> int:
     try:
         workload = load_workload(workload_path)
     except WorkloadError as exc:
-        _write_json(out, {"error": str(exc)})
+        write_json(out, {"error": str(exc)})
         return EXIT_BAD_WORKLOAD
     env = environment()
-    _write_json(
+    write_json(
         out,
         {
             "workload": {
@@ -150,29 +142,13 @@ def probe(workload_path: str, out: Path) -> int:
     return 0
 
 
-class ModeRun:
-    """State of one mode's run, filled phase by phase into :attr:`result`."""
+class ModeRun(StepRun):
+    """One mode's run in a process of its own (:class:`~traceviz.collect.profiled_step.
+    StepRun`), on the workload's step and fresh inputs."""
 
     def __init__(self, workload_path: str, mode: str, device: str, settings: dict[str, Any]):
-        self.workload_path = workload_path
-        self.mode = mode
+        super().__init__(workload_path, mode, device, settings)
         self.device = device
-        self.cuda = device == "cuda"
-        self.settings = settings
-        self.result: dict[str, Any] = {"status": "failed", "reason": None}
-        self.current_phase = "start"
-
-    def enter(self, name: str) -> None:
-        """Record and announce the phase now running."""
-        self.current_phase = name
-        phase(name)
-
-    def sync(self) -> None:
-        """Wait for the device."""
-        if self.cuda:
-            import torch
-
-            torch.cuda.synchronize()
 
     def _fresh_inputs(self, workload: Any) -> tuple[Any, ...]:
         import torch
@@ -199,32 +175,14 @@ class ModeRun:
         self.sync()
         return tuple(t.detach().clone() for t in outputs)
 
-    def _paired(self, workload: Any, mode_call: Any, clock: Any) -> dict[str, Any]:
-        """Time the baseline step interleaved with this mode (:mod:`traceviz.collect.paired`).
-
-        The baseline runs on its own fresh inputs. A baseline that cannot run gives
-        ``{"error": …}`` rather than failing the mode.
-        """
+    def _baseline(self, workload: Any) -> Callable[[], Any]:
+        """The baseline's step (:data:`~traceviz.collect.profiled_step.BASELINE_MODE`) on
+        fresh inputs of its own, for paired timing."""
         from traceviz.collect.modes import build_step
-        from traceviz.collect.paired import PairedSettings, measure_paired
 
-        s = self.settings
-        settings = PairedSettings(
-            budget_s=float(s["timing_budget_s"]),
-            min_repeat_ms=float(s["min_repeat_ms"]),
-            max_iters=int(s["max_iters"]),
-            warmup=int(s["warmup"]),
-        )
-        try:
-            base_inputs = self._fresh_inputs(workload)
-            base_step = build_step(BASELINE_MODE, workload, base_inputs)
-            return measure_paired(
-                lambda: base_step(*base_inputs), mode_call, clock, settings,
-                baseline_name=BASELINE_MODE,
-            )
-        except Exception as exc:  # the mode's own numbers still stand
-            traceback.print_exc()
-            return {"baseline": BASELINE_MODE, "error": failure_text(exc)}
+        base_inputs = self._fresh_inputs(workload)
+        base_step = build_step(BASELINE_MODE, workload, base_inputs)
+        return lambda: base_step(*base_inputs)
 
     def _trace_metadata(self, workload: Any, kind: str) -> dict[str, Any]:
         return {"workload": workload.name, "workload_path": str(workload.path),
@@ -259,98 +217,34 @@ class ModeRun:
         """All phases; exceptions propagate with :attr:`result` filled so far."""
         import torch
 
-        from traceviz.collect import timing, tracing
         from traceviz.collect.correctness import compare
         from traceviz.collect.modes import build_step
 
-        s = self.settings
         self.enter("loading")
         workload = load_workload(self.workload_path)
         self.enter("reference")
-        check_steps = int(s["check_steps"])
-        reference = self._reference(workload, check_steps)
+        reference = self._reference(workload, int(self.settings["check_steps"]))
         if self.cuda:
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats()
         inputs = self._fresh_inputs(workload)
         step = build_step(self.mode, workload, inputs)
-        self.enter(first_call_phase(self.mode))
-        begin = time.perf_counter()
-        outputs = step(*inputs)
-        self.sync()
-        self.result["first_call_s"] = time.perf_counter() - begin
-        self.enter("checking")
-        for _ in range(check_steps - 1):
-            outputs = step(*inputs)
+
+        def call() -> tuple[Any, ...]:
+            return step(*inputs)
+
+        outputs = self.first_call(call)
+        outputs = self.check_steps(call, outputs)
         outputs = tuple(t.detach().clone() for t in outputs)
-        self.sync()
         correct = compare(outputs, reference, workload.rtol, workload.atol)
         self.result["correctness"] = correct.to_dict()
         del outputs, reference
-
-        self.enter("timing")
-        clock = timing.StepClock(self.cuda)
-        summary = timing.measure(
-            lambda: step(*inputs), clock,
-            warmup=int(s["warmup"]), repeats=int(s["repeats"]),
-            min_repeat_ms=float(s["min_repeat_ms"]), max_iters=int(s["max_iters"]),
-        )
-        self.result["timing"] = summary.to_dict()
-        if self.cuda:
-            self.sync()
-            self.result["peak_mem_bytes"] = int(torch.cuda.max_memory_allocated())
-        if self.mode != BASELINE_MODE and float(s.get("timing_budget_s", 0)) > 0:
-            self.enter("paired timing")
-            self.result["paired"] = self._paired(workload, lambda: step(*inputs), clock)
-
-        self.enter("tracing")
-        window = tracing.profile_steps(
-            lambda: step(*inputs), trace_path, cuda=self.cuda, with_stack=False,
+        self.measure_and_trace(
+            call, baseline=lambda: self._baseline(workload), trace_path=trace_path,
             metadata=self._trace_metadata(workload, "lean"),
+            mismatch=None if correct.ok
+            else f"outputs differ from the eager reference: {correct.detail}",
         )
-        record_outcome(self.result, self.mode, self.cuda, trace_path, window,
-                       None if correct.ok
-                       else f"outputs differ from the eager reference: {correct.detail}")
-
-
-def record_outcome(result: dict[str, Any], mode: str, cuda: bool, trace_path: Path,
-                   window: ProfiledWindow, mismatch: str | None) -> None:
-    """A traced mode's last fields in its child's ``result``: the lean trace's ``profiled``
-    record (what :func:`~traceviz.collect.tracing.check_trace` found, with ``window``'s step
-    times and inflation), Inductor's counters for a compiled ``mode``, and the status:
-    ``failed`` for a CUDA trace with no GPU activity, ``mismatch`` with the reason ``mismatch``
-    when the outputs differed, else ``ok``."""
-    from traceviz.collect import diagnostics, tracing
-
-    check = tracing.check_trace(trace_path)
-    result["profiled"] = check.profiled(trace_path.name, window)
-    if mode in COMPILE_MODES:
-        result["compile"] = diagnostics.compile_counters()
-    if cuda and check.gpu_activities == 0:
-        result.update(status="failed", reason=tracing.EMPTY_TRACE_HINT)
-    elif mismatch is not None:
-        result.update(status="mismatch", reason=mismatch)
-    else:
-        result.update(status="ok", reason=None)
-
-
-def _one_line(exc: BaseException) -> str:
-    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-def failure_text(exc: BaseException) -> str:
-    """The error, led by its first cause when it was raised while handling another one.
-
-    A failed CUDA-graph capture, for one, raises the real error ("operation not permitted when
-    stream is capturing") and then a second one while ending the capture; the first is the news.
-    """
-    chain = [exc]
-    while (nxt := chain[-1].__cause__ or chain[-1].__context__) is not None and len(chain) < 10:
-        chain.append(nxt)
-    if len(chain) == 1:
-        return _one_line(exc)
-    return f"{_one_line(chain[-1])} (then: {_one_line(exc)})"
 
 
 def against(args: argparse.Namespace) -> int:
@@ -372,7 +266,7 @@ def against(args: argparse.Namespace) -> int:
                   f"{failure_text(exc)}"}
         traceback.print_exc()
     finally:
-        _write_json(Path(args.out), result)
+        write_json(Path(args.out), result)
     return 0
 
 
@@ -388,17 +282,14 @@ def run(args: argparse.Namespace) -> int:
         else:
             mode_run.run(Path(args.trace))
     except BaseException as exc:
-        mode_run.result.update(
-            status="failed", reason=f"during {mode_run.current_phase}: {failure_text(exc)}"
-        )
-        traceback.print_exc()
+        mode_run.fail(exc)
         if (not stacked and mode_run.mode in COMPILE_MODES
                 and "torch._dynamo" in sys.modules):
             from traceviz.collect.diagnostics import compile_counters
 
             mode_run.result["compile"] = compile_counters()
     finally:
-        _write_json(Path(args.out), mode_run.result)
+        write_json(Path(args.out), mode_run.result)
     return 0
 
 

@@ -8,7 +8,7 @@ average. A **block** is ``iters`` back-to-back steps between two clock reads
 (:class:`~traceviz.collect.timing.StepClock`: CUDA events on CUDA, ``perf_counter_ns`` on CPU),
 sized so it lasts at least ``min_repeat_ms``; its value is milliseconds per step. Each block
 also records the host's issue time per step (:meth:`~traceviz.collect.timing.StepClock.time_block`),
-the unprofiled half of the host/GPU split (:mod:`traceviz.analyze.unprofiled`).
+the unprofiled half of the host/GPU split (:mod:`traceviz.analyze.compare.unprofiled`).
 
 Pairs are added until at least ``min_pairs`` exist and the bootstrap CI of the median ratio
 (:func:`traceviz.analyze.stats.paired_speedup`) is no wider than ``± target_half_width`` of

@@ -5,11 +5,13 @@ The rank reads ``RANK`` / ``LOCAL_RANK`` / ``WORLD_SIZE`` (set by ``torch.distri
 joins the process group (NCCL on ``cuda:LOCAL_RANK``, gloo on CPU), wraps the workload's
 ``make_model`` in ``DistributedDataParallel`` and runs forward + backward + SGD steps in the
 mode: eager, torch.compile (any compile mode, the DDP module compiled), or a manual
-``torch.cuda.CUDAGraph`` capture of the whole training step. Phases as in
-:mod:`traceviz.collect.child`: first call, check (parameters after the same number of updates
-as an eager DDP run), timing (barrier before every repeat, the same steps per repeat on every
-rank), paired timing against an eager step built on every rank (ABBA blocks in lockstep,
-:mod:`traceviz.collect.paired`), tracing (barrier first). It writes
+``torch.cuda.CUDAGraph`` capture of the whole training step. The phases are those of
+:class:`traceviz.collect.profiled_step.StepRun`, in lockstep with the other ranks: first call
+(after the process group is up and the model built), check (parameters after the same number
+of updates as an eager DDP run), timing (barrier before every repeat, the same steps per repeat
+on every rank; the warm-up is its ``warmup`` steps, with no minimum seconds), paired timing
+against an eager step built on every rank (ABBA blocks in lockstep,
+:mod:`traceviz.collect.paired`), tracing (barrier before and after). It writes
 ``logs/<mode>.rank<r>.result.json`` and ``<mode>.rank<r>.pt.trace.json.gz``, and never raises: a
 failure is the result's reason.
 
@@ -32,15 +34,13 @@ import json
 import os
 import socket
 import sys
-import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from traceviz.atomic import write_text_atomic
-from traceviz.collect.child import failure_text, phase, record_outcome
-from traceviz.collect.mode_names import COMPILE_MODES, CUDAGRAPH_TREE_MODES, first_call_phase
+from traceviz.collect.mode_names import COMPILE_MODES, CUDAGRAPH_TREE_MODES
+from traceviz.collect.profiled_step import StepRun, phase, write_json
 
 #: Functions a workload needs for ``--nproc`` (see workloads/ddp_mlp.py).
 DISTRIBUTED_API = ("make_model", "make_batch", "loss")
@@ -76,26 +76,26 @@ class ProcessGroupLockstep:
         return [list(v) for v in out]
 
 
-class RankRun:
-    """State of one rank's run, filled phase by phase into :attr:`result`."""
+class RankRun(StepRun):
+    """One rank's run of a mode (:class:`~traceviz.collect.profiled_step.StepRun`), its
+    timing and trace in lockstep with the other ranks; ``RANK`` / ``LOCAL_RANK`` /
+    ``WORLD_SIZE`` from the environment."""
+
+    #: A rank's timing warm-up is its ``warmup`` steps alone (no minimum seconds).
+    min_warm_s = 0.0
 
     def __init__(self, workload_path: str, mode: str, device: str, settings: dict[str, Any]):
-        self.workload_path = workload_path
-        self.mode = mode
-        self.cuda = device == "cuda"
-        self.settings = settings
         self.rank = int(os.environ.get("RANK", "0"))
         self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
         self.world = int(os.environ.get("WORLD_SIZE", "1"))
-        self.result: dict[str, Any] = {"status": "failed", "reason": None, "rank": self.rank,
-                                       "local_rank": self.local_rank,
-                                       "hostname": socket.gethostname()}
-        self.current_phase = "start"
+        super().__init__(workload_path, mode, device, settings, rank=self.rank,
+                         local_rank=self.local_rank, hostname=socket.gethostname())
+        self.lockstep = ProcessGroupLockstep(self._barrier)
         self.updates = 0  # training steps applied to the mode's model
         self.phase_file: Path | None = None
 
-    def enter(self, name: str) -> None:
-        self.current_phase = name
+    def announce(self, name: str) -> None:
+        """Write the phase to this rank's phase file; rank 0 also tells the parent."""
         if self.phase_file is not None:
             write_text_atomic(self.phase_file, name + "\n")
         if self.rank == 0:
@@ -194,12 +194,6 @@ class RankRun:
 
         return call
 
-    def _sync(self) -> None:
-        if self.cuda:
-            import torch
-
-            torch.cuda.synchronize()
-
     def _barrier(self) -> None:
         import torch.distributed as dist
 
@@ -208,37 +202,41 @@ class RankRun:
         else:
             dist.barrier()
 
-    def _same_iters(self, iters: int, device: Any) -> int:
-        """The largest ``iters`` over ranks: every rank runs as many steps (DDP needs it)."""
+    def _eager_step(self, module: Any, device: Any, batch: tuple[Any, Any]
+                    ) -> Callable[[], Any]:
+        """An eager training step of a model of its own (the paired timing's baseline)."""
+        model, opt = self._ddp(module, device)
+        return self._train_step(module, model, opt, batch)
+
+    def _first_step(self, module: Any, ddp: Any, opt: Any, batch: tuple[Any, Any]
+                    ) -> Callable[[], Any]:
+        """The mode's one-off work: the workload's ``prepare_mode``, the step built (compiled or
+        captured) and called once; returns the step."""
         import torch
-        import torch.distributed as dist
 
-        t = torch.tensor([iters], device=device)
-        dist.all_reduce(t, op=dist.ReduceOp.MAX)
-        return int(t.item())
-
-    def _paired(self, module: Any, device: Any, batch: tuple[Any, Any], step: Any,
-                clock: Any) -> dict[str, Any]:
-        """The eager step (a model of its own) timed against this mode's, in lockstep with
-        the other ranks; ``{"error": …}`` when the baseline cannot run."""
-        from traceviz.collect.paired import PairedSettings, measure_paired
-
-        s = self.settings
-        settings = PairedSettings(budget_s=float(s["timing_budget_s"]),
-                                  min_repeat_ms=float(s["min_repeat_ms"]),
-                                  max_iters=int(s["max_iters"]), warmup=int(s["warmup"]))
-        base_model, base_opt = self._ddp(module, device)
-        base_step = self._train_step(module, base_model, base_opt, batch)
-        return measure_paired(base_step, step, clock, settings, baseline_name="eager",
-                              lockstep=ProcessGroupLockstep(self._barrier))
+        prepare = getattr(module, "prepare_mode", None)
+        if prepare is not None:
+            prepare(self.mode, self.rank)
+        if self.mode == "cudagraph":
+            if not self.cuda:
+                raise ValueError("cudagraph needs CUDA")
+            step = self._captured(module, ddp, opt, batch)
+        else:
+            fwd = ddp
+            if self.mode in COMPILE_MODES:
+                fwd = torch.compile(ddp, **({} if self.mode == "compile" else
+                                             {"mode": self.mode}))
+            step = self._train_step(module, fwd, opt, batch)
+        step()
+        return step
 
     def run(self, run_dir: Path) -> None:
+        """All phases; exceptions propagate with :attr:`result` filled so far."""
         import datetime
 
         import torch
         import torch.distributed as dist
 
-        from traceviz.collect import timing, tracing
         from traceviz.collect.correctness import compare
 
         s = self.settings
@@ -257,7 +255,6 @@ class RankRun:
                                 **({"timeout": datetime.timedelta(seconds=float(timeout))}
                                    if timeout else {}))
         batch = module.make_batch(device, self.rank)
-        prepare = getattr(module, "prepare_mode", None)
         if capture and self.cuda:
             side = torch.cuda.Stream()
             with torch.cuda.stream(side):
@@ -265,74 +262,32 @@ class RankRun:
             torch.cuda.current_stream().wait_stream(side)
         else:
             ddp, opt = self._ddp(module, device)
-        self.enter(first_call_phase(self.mode))
-        begin = time.perf_counter()
-        if prepare is not None:
-            prepare(self.mode, self.rank)
-        if capture:
-            if not self.cuda:
-                raise ValueError("cudagraph needs CUDA")
-            step = self._captured(module, ddp, opt, batch)
-        else:
-            fwd = ddp
-            if self.mode in COMPILE_MODES:
-                fwd = torch.compile(ddp, **({} if self.mode == "compile" else
-                                             {"mode": self.mode}))
-            step = self._train_step(module, fwd, opt, batch)
-        step()
-        self._sync()
-        self.result["first_call_s"] = time.perf_counter() - begin
+        step = self.first_call(lambda: self._first_step(module, ddp, opt, batch))
 
-        self.enter("checking")
-        for _ in range(int(s["check_steps"]) - 1):
-            step()
-        self._sync()
+        self.check_steps(step, None)
         params = tuple(p.detach().clone() for p in ddp.parameters())
         ref_ddp, ref_opt = self._ddp(module, device)
         ref_step = self._train_step(module, ref_ddp, ref_opt, batch)
         done, self.updates = self.updates, 0
         for _ in range(done):
             ref_step()
-        self._sync()
+        self.sync()
         reference = tuple(p.detach().clone() for p in ref_ddp.parameters())
         correct = compare(params, reference, float(getattr(module, "RTOL", 1e-4)),
                           float(getattr(module, "ATOL", 1e-5)))
         self.result["correctness"] = {**correct.to_dict(), "updates_compared": done}
         del ref_ddp, ref_opt, ref_step, params, reference
 
-        self.enter("timing")
-        clock = timing.StepClock(self.cuda)
-        for _ in range(int(s["warmup"])):
-            step()
-        estimate = clock.time_ms(step, 3)
-        iters = self._same_iters(timing.iterations_for(
-            estimate, float(s["min_repeat_ms"]), int(s["max_iters"])), device)
-        repeats = []
-        for _ in range(int(s["repeats"])):
-            self._barrier()
-            repeats.append(clock.time_ms(step, iters))
-        summary = timing.summarize(repeats, iters)
-        self.result["timing"] = summary.to_dict()
-        if self.cuda:
-            self.result["peak_mem_bytes"] = int(torch.cuda.max_memory_allocated())
-        if self.mode != "eager" and float(s.get("timing_budget_s", 0)) > 0:
-            self.enter("paired timing")
-            self.result["paired"] = self._paired(module, device, batch, step, clock)
-
-        self.enter("tracing")
-        self._barrier()
-        trace_path = rank_trace_path(run_dir, self.mode, self.rank)
         wl = Path(self.workload_path)
-        window = tracing.profile_steps(
-            step, trace_path, cuda=self.cuda,
+        self.measure_and_trace(
+            step, baseline=lambda: self._eager_step(module, device, batch),
+            trace_path=rank_trace_path(run_dir, self.mode, self.rank),
             metadata={"workload": wl.stem, "workload_path": str(wl.resolve()),
                       "mode": self.mode, "rank": self.rank, "world_size": self.world,
                       "hostname": self.result["hostname"], **s["environment"]},
+            mismatch=None if correct.ok else "parameters differ from an eager DDP run after "
+            f"{done} updates: {correct.detail}",
         )
-        self._barrier()
-        record_outcome(self.result, self.mode, self.cuda, trace_path, window,
-                       None if correct.ok else "parameters differ from an eager DDP run after "
-                       f"{done} updates: {correct.detail}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -350,14 +305,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run.run(run_dir)
     except BaseException as exc:
-        run.result.update(status="failed",
-                          reason=f"during {run.current_phase}: {failure_text(exc)}")
-        traceback.print_exc()
+        run.fail(exc)
         code = 1
     finally:
         out = rank_result_path(run_dir, args.mode, run.rank)
         out.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(out, json.dumps(run.result, indent=2, default=str))
+        write_json(out, run.result)
     if code == 0:
         import torch.distributed as dist
 

@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from traceviz.analyze.manifest_check import SUPPORTED_SCHEMAS
+from traceviz.analyze.review.manifest_check import SUPPORTED_SCHEMAS
 from traceviz.atomic import PARTIAL_MARK
 from traceviz.collect.manifest import MANIFEST_NAME, RunDirError
 from traceviz.publish import existing_ancestor

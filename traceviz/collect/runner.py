@@ -10,7 +10,9 @@ outlives the run (:func:`~traceviz.collect.process_tree.kill_tree`: ``torch.dist
 starts its ranks in sessions of their own). A process that survives SIGKILL (stuck in the GPU
 driver) is named in the mode's reason, and the run goes on without waiting for it. The child's
 stdout/stderr go to ``logs/<mode>.log`` in the run directory; its phase lines drive
-``on_phase``.
+``on_phase`` and time the phases: the mode's entry, and its stacked and ``--against`` records,
+carry ``phase_s`` (seconds per phase, :func:`phase_seconds`: where the time went), which
+``traceviz profile`` prints at the end (:func:`traceviz.cli.display.time_spent`).
 """
 
 from __future__ import annotations
@@ -25,15 +27,15 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from traceviz.atomic import write_bytes_atomic
-from traceviz.collect.child import PHASE_PREFIX
 from traceviz.collect.diagnostics import TORCH_LOGS, parse_compile_log
 from traceviz.collect.mode_names import COMPILE_MODES
 from traceviz.collect.process_tree import kill_tree, pipe_holders, still_alive
+from traceviz.collect.profiled_step import PHASE_PREFIX
 from traceviz.collect.run_control import RunInterrupted
 
 #: Lines of a log kept in a failure reason when the child wrote no result.
@@ -159,10 +161,13 @@ def _drain(pump: threading.Thread, proc: subprocess.Popen[str],
 
 
 def _pump(stream: Any, log: Any, on_phase: Callable[[str], None], last: dict[str, str],
-          broken: re.Pattern[str] | None = None) -> None:
+          broken: re.Pattern[str] | None = None,
+          marks: list[tuple[str, float]] | None = None) -> None:
     for line in stream:
         if line.startswith(PHASE_PREFIX):
             last["phase"] = line[len(PHASE_PREFIX):].strip()
+            if marks is not None:
+                marks.append((last["phase"], time.monotonic()))
             on_phase(last["phase"])
         elif broken is not None and "broken" not in last and broken.search(line):
             last["broken"] = line.strip()
@@ -171,6 +176,17 @@ def _pump(stream: Any, log: Any, on_phase: Callable[[str], None], last: dict[str
             log.flush()
         except ValueError:  # log closed: the session was given up on (survived SIGKILL)
             return
+
+
+def phase_seconds(marks: list[tuple[str, float]], end: float) -> dict[str, float]:
+    """Seconds spent in each announced phase: from its phase line to the next one (the last to
+    ``end``), summed over repeats of a name, in order of first appearance (``marks``: (phase,
+    monotonic time) from the session's start, ``"start"``: the child's start-up before its
+    first phase line)."""
+    out: dict[str, float] = {}
+    for (name, t), nxt in zip(marks, [*(t for _, t in marks[1:]), end], strict=True):
+        out[name] = round(out.get(name, 0.0) + max(0.0, nxt - t), 3)
+    return out
 
 
 def _trim_log(path: Path) -> None:
@@ -201,6 +217,8 @@ class ChildOutcome:
     #: the log line that said the child could not go on (``broken``), after which it was
     #: given ``BROKEN_GRACE_S`` to end by itself and then killed; None when none came
     broken: str | None = None
+    #: seconds per announced phase (:func:`phase_seconds`)
+    phase_s: dict[str, float] = field(default_factory=dict)
 
     def survivors(self) -> str:
         """"; still alive after SIGKILL: <pid> (state <S>), …", or "" when none survived."""
@@ -234,13 +252,15 @@ def run_child_session(
     phase it stopped."""
     last = {"phase": "start"}
     begin = time.monotonic()
+    marks = [("start", begin)]
     with log_path.open("w", encoding="utf-8") as log:
         proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env=env, start_new_session=True, errors="replace",
         )
         # daemon: a process that outlives SIGKILL may hold the pipe open for good
-        pump = threading.Thread(target=_pump, args=(proc.stdout, log, on_phase, last, broken),
+        pump = threading.Thread(target=_pump, args=(proc.stdout, log, on_phase, last, broken,
+                                                         marks),
                                 daemon=True)
         pump.start()
         ended = EXITED
@@ -264,6 +284,7 @@ def run_child_session(
         timed_out=ended == TIMED_OUT, phase=last["phase"], wall_s=time.monotonic() - begin,
         log_text=log_path.read_text(encoding="utf-8", errors="replace"), left_running=left,
         lingered=ended == LINGERED, broken=last.get("broken") if ended == BROKEN else None,
+        phase_s=phase_seconds(list(marks), time.monotonic()),
     )
 
 
@@ -346,6 +367,7 @@ def run_mode(
     if mode in COMPILE_MODES:
         entry["compile"] = {**(entry.get("compile") or {}), **parse_compile_log(log_text)}
     entry["wall_s"] = out.wall_s
+    entry["phase_s"] = out.phase_s
     entry["log"] = str(log_path.relative_to(run_dir))
     if not trace_path.exists():
         entry.setdefault("profiled", None)
@@ -391,6 +413,7 @@ def _run_side(
         record = {"status": "failed", "reason": f"the {run_name} run {how} during "
                   f"'{out.phase}'"}
     record["wall_s"] = out.wall_s
+    record["phase_s"] = out.phase_s
     record["log"] = str(log_path.relative_to(run_dir))
     return record
 

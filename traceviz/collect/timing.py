@@ -26,9 +26,12 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traceviz.vocab import NOISY_SPREAD
+
+if TYPE_CHECKING:
+    from traceviz.collect.paired import Lockstep
 
 #: Seconds of back-to-back steps every warm-up on CUDA lasts at least (besides its step count).
 #: After the GPU has idled (as between two child processes), a small step runs slower than its
@@ -178,10 +181,24 @@ def measure(
     repeats: int,
     min_repeat_ms: float,
     max_iters: int,
+    min_warm_s: float | None = None,
+    lockstep: Lockstep | None = None,
 ) -> TimingSummary:
-    """Warm up (:func:`warm`, for :func:`warm_min_s`), size the repeats from a short estimate,
-    then time ``repeats`` repeats."""
-    warm(call, warmup, clock.sync, warm_min_s(clock.cuda))
+    """Warm up (:func:`warm`: ``warmup`` steps and at least ``min_warm_s`` seconds, by default
+    :func:`warm_min_s`), size the repeats from a short estimate, then time ``repeats`` repeats.
+
+    ``lockstep``: the ranks of one distributed mode time together; every rank times the
+    largest steps per repeat any rank wants (DDP needs as many steps on each), a barrier before
+    each repeat.
+    """
+    warm(call, warmup, clock.sync, warm_min_s(clock.cuda) if min_warm_s is None else min_warm_s)
     estimate = clock.time_ms(call, 3)
     iters = iterations_for(estimate, min_repeat_ms, max_iters)
-    return summarize([clock.time_ms(call, iters) for _ in range(repeats)], iters)
+    if lockstep is not None:
+        iters = int(max(wanted[0] for wanted in lockstep.gather([float(iters)])))
+    step_ms = []
+    for _ in range(repeats):
+        if lockstep is not None:
+            lockstep.barrier()
+        step_ms.append(clock.time_ms(call, iters))
+    return summarize(step_ms, iters)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from traceviz.analyze.compare import ComparisonRow
+from traceviz.analyze.compare.modes import ComparisonRow
 from traceviz.analyze.verdicts import SKIPPED, STATUSES
 
 FAILED = "FAILED"

@@ -1,5 +1,5 @@
 """The communication part of the single-trace report: GPU busy split into compute and
-communication (:mod:`traceviz.analyze.comm`), as JSON, a report section and a text table.
+communication (:mod:`traceviz.analyze.trace.comm`), as JSON, a report section and a text table.
 
 Nothing here is shown for a trace without communication kernels (``Analysis.comm is None``).
 Display units: µs (``ns / 1000``).
@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from rich.table import Table as RichTable
 
-from traceviz.analyze.comm import CommSplit, CommStep
 from traceviz.analyze.model import Analysis
+from traceviz.analyze.trace.comm import CommSplit, CommStep
 from traceviz.report.elements import Section, Table
 from traceviz.report.inert import inert_text
 from traceviz.report.units import pct, share, us

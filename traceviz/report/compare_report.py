@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from traceviz.analyze.compare import Comparison, ModeInput, compare
+from traceviz.analyze.compare.modes import Comparison, ModeInput, compare
 from traceviz.analyze.distributed.rank_input import RankFacts
 from traceviz.analyze.verdicts import Thresholds
 from traceviz.errors import UsageError
@@ -23,8 +23,8 @@ from traceviz.report.ranks.compare_inputs import RankSetInput
 from traceviz.report.run_dir import MANIFEST, is_run_dir, read_run_manifest
 
 if TYPE_CHECKING:
-    from traceviz.analyze.run_diff import RunData
-    from traceviz.analyze.version_diff import VersionComparison
+    from traceviz.analyze.review.run_diff import RunData
+    from traceviz.analyze.review.version_diff import VersionComparison
 
 FORMATS = ("html", "json", "md", "text")
 SCHEMA = "traceviz.compare/1"
@@ -59,7 +59,7 @@ def _analyze(path: Path, workers: int | None, keep: dict[Path, Any] | None = Non
     device = ", ".join(sorted({d.name for d in trace.meta.devices})) or None
     analysis = analyze(trace, workers=workers)
     if keep is not None:
-        from traceviz.analyze.kernel_diff import kernel_profile
+        from traceviz.analyze.review.kernel_diff import kernel_profile
 
         keep[path] = (analysis, kernel_profile(trace, analysis))
     return analysis, device
@@ -138,7 +138,7 @@ def versions_of(inputs: Inputs, thresholds: Thresholds | None = None
     """The old → new comparison of a ``profile --against`` run (``None`` for other inputs)."""
     if inputs.versions is None:
         return None
-    from traceviz.analyze.version_diff import compare_versions
+    from traceviz.analyze.review.version_diff import compare_versions
 
     return compare_versions(*inputs.versions, thresholds)
 
@@ -255,7 +255,7 @@ def _facts(inputs: Inputs, comparison: Comparison) -> list[tuple[str, str]]:
 
 
 def _warnings(inputs: Inputs) -> list[str]:
-    from traceviz.analyze.manifest_check import manifest_warnings
+    from traceviz.analyze.review.manifest_check import manifest_warnings
     from traceviz.report.ranks.compare_inputs import rank_warnings
 
     out = rank_warnings(inputs.rank_facts)
@@ -327,7 +327,7 @@ def build(
     return comparison, report
 
 
-#: What a waterfall's numbers are, by its units (traceviz.analyze.waterfall).
+#: What a waterfall's numbers are, by its units (traceviz.analyze.compare.waterfall).
 _WATERFALL_STATISTIC = {
     "unprofiled": "pair-level median baseline step, mode = baseline / speed-up; GPU busy and "
     "other idle: mean changes of the lean traces; host overhead: the rest",

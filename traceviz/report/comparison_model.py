@@ -1,11 +1,11 @@
 """The comparison report's model: the headline, verdict and mode tables, and the sections
-built from a :class:`~traceviz.analyze.compare.Comparison` (types and formatting helpers:
+built from a :class:`~traceviz.analyze.compare.modes.Comparison` (types and formatting helpers:
 :mod:`traceviz.report.model`)."""
 
 from __future__ import annotations
 
-from traceviz.analyze.compare import Comparison, ComparisonRow
-from traceviz.analyze.headline import Headline
+from traceviz.analyze.compare.headline import Headline
+from traceviz.analyze.compare.modes import Comparison, ComparisonRow
 from traceviz.analyze.verdicts import Verdict
 from traceviz.report import figures
 from traceviz.report.badges import badge, not_run_badges

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from traceviz.analyze.compare import CPU_RUN, Comparison
+from traceviz.analyze.compare.modes import CPU_RUN, Comparison
+from traceviz.analyze.compare.waterfall import UNPROFILED, Waterfall
 from traceviz.analyze.model import Analysis
-from traceviz.analyze.waterfall import UNPROFILED, Waterfall
 from traceviz.report.step_rows import DEFAULT_MAX_STEP_ROWS, shown_steps
 from traceviz.trace.tables import Trace
 from traceviz.vocab import GAP_CLASS_NAMES, Category, LaunchKind

@@ -1,6 +1,6 @@
 """Per-mode headlines kept in a run's manifest (``traceviz profile`` writes each mode's
-``headline`` from the comparison, :mod:`traceviz.analyze.headline`); the profile summary shows
-them where they exist, and nothing breaks where they do not (older manifests).
+``headline`` from the comparison, :mod:`traceviz.analyze.compare.headline`); the profile summary
+shows them where they exist, and nothing breaks where they do not (older manifests).
 """
 
 from __future__ import annotations

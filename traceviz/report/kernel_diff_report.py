@@ -1,12 +1,17 @@
 """``traceviz kernel-diff A B``: load two traces (or one mode of two run directories), diff
-their kernels (:mod:`traceviz.analyze.kernel_diff`), render html / md / json / text."""
+their kernels (:mod:`traceviz.analyze.review.kernel_diff`), render html / md / json / text."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from traceviz.analyze.kernel_diff import KernelDiff, KernelProfile, kernel_diff, kernel_profile
+from traceviz.analyze.review.kernel_diff import (
+    KernelDiff,
+    KernelProfile,
+    kernel_diff,
+    kernel_profile,
+)
 from traceviz.errors import UsageError
 from traceviz.report.kernel_diff_section import kernel_table
 from traceviz.report.model import Report, Section

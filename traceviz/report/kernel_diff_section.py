@@ -1,10 +1,10 @@
 """The kernel diff in the report model: a sortable table of the changed kernel groups, shown by
 ``traceviz kernel-diff`` and per mode by the run-vs-run comparison (definitions:
-:mod:`traceviz.analyze.kernel_diff`, ``docs/comparison.md``)."""
+:mod:`traceviz.analyze.review.kernel_diff`, ``docs/comparison.md``)."""
 
 from __future__ import annotations
 
-from traceviz.analyze.kernel_diff import KernelDiff
+from traceviz.analyze.review.kernel_diff import KernelDiff
 from traceviz.report.model import Table, num
 
 #: Changed kernel groups listed per diff before the rest are summarised.

@@ -2,7 +2,7 @@
 
 :func:`load_run` reads a run directory (manifest, and per mode the lean trace's per-step
 medians and kernel profile; for ``profile --nproc`` the slowest rank's), :func:`build` compares
-(:mod:`traceviz.analyze.run_diff`) and builds the report model, :func:`render` formats it.
+(:mod:`traceviz.analyze.review.run_diff`) and builds the report model, :func:`render` formats it.
 Definitions: ``docs/comparison.md``, "Two runs".
 """
 
@@ -13,9 +13,9 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from traceviz.analyze.kernel_diff import MIN_CHANGE, KernelProfile, kernel_profile
 from traceviz.analyze.model import PerStep
-from traceviz.analyze.run_diff import (
+from traceviz.analyze.review.kernel_diff import MIN_CHANGE, KernelProfile, kernel_profile
+from traceviz.analyze.review.run_diff import (
     Pair,
     RunComparison,
     RunData,
@@ -45,7 +45,7 @@ def _analyse(paths: list[Path], workers: int | None, analysed: Analysed
     communication kernels) of a mode's trace (the slowest rank's of several), each trace loaded
     and analysed by ``workers`` unless ``analysed`` holds it."""
     from traceviz.analyze.analysis import analyze
-    from traceviz.analyze.compare import kernel_counts
+    from traceviz.analyze.compare.modes import kernel_counts
     from traceviz.analyze.distributed.slowest import slowest_rank_index
     from traceviz.trace import load
 
@@ -189,7 +189,7 @@ def build(a: Path, b: Path, thresholds: Thresholds | None = None,
           ) -> tuple[RunComparison, Report]:
     """Compare run ``a`` with run ``b`` (their traces loaded and analysed by ``workers``;
     ``None``: every usable core) and build the report model."""
-    from traceviz.analyze.manifest_check import manifest_warnings
+    from traceviz.analyze.review.manifest_check import manifest_warnings
 
     ra, rb = load_pair(a, b, workers=workers)
     c = compare_runs(ra, rb, thresholds, min_change=min_change)

@@ -1,6 +1,6 @@
 """What makes a directory a ``traceviz profile`` run directory (light: the CLI asks it of
 every target before it imports the comparison machinery), and its manifest, read and checked
-(:mod:`traceviz.analyze.manifest_check`) before anything uses it."""
+(:mod:`traceviz.analyze.review.manifest_check`) before anything uses it."""
 
 from __future__ import annotations
 
@@ -21,10 +21,11 @@ def is_run_dir(path: Path) -> bool:
 
 def read_run_manifest(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """The run directory's manifest and its ``modes``; :class:`UsageError` when the manifest
-    cannot be read or records no mode, :class:`~traceviz.analyze.manifest_check.ManifestError`
-    (exit 1, naming the field) when it fails :func:`~traceviz.analyze.manifest_check.check_manifest`
-    (schema, types, ranges, and each speed-up recomputed from its recorded blocks)."""
-    from traceviz.analyze.manifest_check import check_manifest
+    cannot be read or records no mode,
+    :class:`~traceviz.analyze.review.manifest_check.ManifestError` (exit 1, naming the field) when
+    it fails :func:`~traceviz.analyze.review.manifest_check.check_manifest` (schema, types,
+    ranges, and each speed-up recomputed from its recorded blocks)."""
+    from traceviz.analyze.review.manifest_check import check_manifest
 
     try:
         manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))

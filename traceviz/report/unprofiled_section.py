@@ -3,15 +3,15 @@
 :func:`split_table` (one row per mode with an unprofiled split: pair-level and separate-process
 step times, host issue time, host-bound or GPU-bound, and the saving with its CIs),
 :func:`unprofiled_section` (that table with what it means) and :func:`waterfall_section` (one
-figure per mode, one table per waterfall kind). Definitions: :mod:`traceviz.analyze.unprofiled`
-and :mod:`traceviz.analyze.waterfall`.
+figure per mode, one table per waterfall kind). Definitions:
+:mod:`traceviz.analyze.compare.unprofiled` and :mod:`traceviz.analyze.compare.waterfall`.
 """
 
 from __future__ import annotations
 
-from traceviz.analyze.compare import Comparison
-from traceviz.analyze.unprofiled import Estimate, Side
-from traceviz.analyze.waterfall import UNPROFILED, UNPROFILED_COMPONENTS, Waterfall
+from traceviz.analyze.compare.modes import Comparison
+from traceviz.analyze.compare.unprofiled import Estimate, Side
+from traceviz.analyze.compare.waterfall import UNPROFILED, UNPROFILED_COMPONENTS, Waterfall
 from traceviz.report import figures
 from traceviz.report.model import Figure, Section, Table, ms, us
 

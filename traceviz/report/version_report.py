@@ -1,7 +1,7 @@
 """The old → new part of a ``profile NEW --against OLD`` run's report, in the report model.
 
 :func:`load_version_runs` reads the run (NEW's run directory and OLD's in ``old/``), which
-:mod:`traceviz.analyze.version_diff` compares; :func:`version_sections` are the sections the
+:mod:`traceviz.analyze.review.version_diff` compares; :func:`version_sections` are the sections the
 comparison report leads with, :func:`version_document` the JSON's ``against`` object and
 :func:`version_text` the terminal table. Definitions: ``docs/comparison.md``, "Two versions of a
 step".
@@ -14,9 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from traceviz.analyze.kernel_diff import ADDED, REMOVED, KernelChange, KernelDiff
-from traceviz.analyze.run_diff import RunData
-from traceviz.analyze.version_diff import VersionComparison, VersionModeDiff
+from traceviz.analyze.review.kernel_diff import ADDED, REMOVED, KernelChange, KernelDiff
+from traceviz.analyze.review.run_diff import RunData
+from traceviz.analyze.review.version_diff import VersionComparison, VersionModeDiff
 from traceviz.report.kernel_diff_section import kernel_table
 from traceviz.report.model import Section, Table
 from traceviz.report.run_compare_report import (

@@ -37,7 +37,7 @@ MISSING_ID = -1
 
 #: ``ts_ns`` / ``dur_ns`` of a value that is no time: NaN, ±Infinity, a non-numeric string, or
 #: beyond ±MAX_TIME_US. Kept in the tables (never turned into 0); the analysis excludes and
-#: counts such rows (``traceviz/analyze/validity.py``).
+#: counts such rows (``traceviz/analyze/health/validity.py``).
 INVALID_NS = np.iinfo(np.int64).min
 #: Largest ``|ts|`` / ``|dur|`` in µs taken as a time: ``ts + dur`` still fits in int64 ns
 #: (4e15 µs as epoch time is the year 2096).

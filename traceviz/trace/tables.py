@@ -22,13 +22,13 @@ categories are shared by all three tables):
              ``fwdbwd`` forward → backward op): ``cat`` (:class:`~traceviz.vocab.Category`
              ``FLOW_START`` / ``FLOW_END``), ``name``, ``ts_ns``, ``id`` (the flow's ``id``;
              ``-1`` when absent). Not used by the metrics (launches are linked by
-             ``args.correlation``); only checked (``traceviz/analyze/ambiguity.py``).
+             ``args.correlation``); only checked (``traceviz/analyze/health/ambiguity.py``).
 
 Missing ``correlation`` / ``external_id`` are ``-1``. ``ts_ns`` / ``dur_ns`` are the file's
 values, never repaired: a negative ``dur_ns`` stays negative (``end_ns < ts_ns``), and NaN,
 Infinity, non-numeric or out-of-range values are ``decode.INVALID_NS`` (int64 minimum; such a
 row's ``end_ns`` is meaningless). The analysis excludes and counts those rows
-(``traceviz/analyze/validity.py``).
+(``traceviz/analyze/health/validity.py``).
 """
 
 from __future__ import annotations

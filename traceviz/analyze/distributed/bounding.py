@@ -26,7 +26,7 @@ work, of its own trace's ``exposed_comm`` (``docs/metrics.md``, "Communication, 
 ``None`` when its trace has no communication kernel. On the straggler a collective barely waits
 (it arrives last), so this is close to its exposed transfer.
 
-**Its lean parts** (:class:`~traceviz.analyze.waterfall.LeanParts`, means per step over its
+**Its lean parts** (:class:`~traceviz.analyze.compare.waterfall.LeanParts`, means per step over its
 steps with GPU work): the unprofiled waterfall of a distributed mode is split by them, so a
 peer's wait for the bounding rank's host (inside the peer's collectives) is not counted as
 exposed communication: it is that host's overhead.
@@ -35,8 +35,8 @@ exposed communication: it is that host's overhead.
 :mod:`traceviz.collect.paired`) records per block the step's time (the slowest rank's block)
 and every rank's host issue time (``rank_baseline_issue_ms`` / ``rank_mode_issue_ms``).
 :func:`bounding_paired` puts the bounding rank's issue times in place of the block's, so the
-unprofiled split (:mod:`traceviz.analyze.unprofiled`) weighs the host of the rank that bounds
-the step against the step's time: the baseline side reads the baseline mode's bounding rank,
+unprofiled split (:mod:`traceviz.analyze.compare.unprofiled`) weighs the host of the rank that
+bounds the step against the step's time: the baseline side reads the baseline mode's bounding rank,
 the mode side the mode's. Manifests without per-rank issue times give ``None``.
 """
 
@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from traceviz.analyze.compare.waterfall import LeanParts, lean_parts
 from traceviz.analyze.distributed.slowest import slowest_rank_index
 from traceviz.analyze.model import Analysis
 from traceviz.analyze.stats import (
@@ -58,7 +59,6 @@ from traceviz.analyze.stats import (
     percentile_interval,
     resample_indices,
 )
-from traceviz.analyze.waterfall import LeanParts, lean_parts
 
 #: :attr:`BoundingRank.rule` values.
 STRAGGLER = "straggler"

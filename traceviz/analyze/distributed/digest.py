@@ -19,8 +19,8 @@ from traceviz.analyze.distributed.discover import gpu_name, rank_info
 from traceviz.analyze.distributed.instances import collective_kernel_rows, rank_instances
 from traceviz.analyze.distributed.metrics import compute_intervals, union_by_step
 from traceviz.analyze.distributed.model import RankInfo
-from traceviz.analyze.intervals import group_union
 from traceviz.analyze.model import Analysis, HealthWarning
+from traceviz.analyze.trace.intervals import group_union
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from traceviz.analyze.model import Analysis
-from traceviz.analyze.steps import StepWindows
+from traceviz.analyze.trace.steps import StepWindows
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.vocab import (

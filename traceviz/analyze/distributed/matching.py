@@ -14,8 +14,8 @@ from datetime import datetime, timezone
 import numpy as np
 
 from traceviz.analyze.distributed.model import ClockAlignment
-from traceviz.analyze.gaps import nearest_rank
 from traceviz.analyze.model import HealthWarning
+from traceviz.analyze.trace.gaps import nearest_rank
 from traceviz.lazy import pandas as pd
 
 #: Clock offsets whose spread exceeds this share of the median instance duration are warned.
@@ -32,7 +32,7 @@ MAX_CLOCK_OFFSET_NS = 60 * 1_000_000_000
 
 def lower_median(values: np.ndarray) -> int:
     """The nearest-rank median (the lower one of an even count): an actual value, integer
-    (:func:`traceviz.analyze.gaps.nearest_rank` of the one group)."""
+    (:func:`traceviz.analyze.trace.gaps.nearest_rank` of the one group)."""
     return int(nearest_rank(np.sort(values), np.zeros(1, np.int64),
                             np.array([len(values)]), 0.5)[0])
 

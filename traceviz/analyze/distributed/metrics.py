@@ -32,8 +32,8 @@ from traceviz.analyze.distributed.model import (
     RunStraggler,
     StepStraggler,
 )
-from traceviz.analyze.intervals import group_union
 from traceviz.analyze.model import Analysis
+from traceviz.analyze.trace.intervals import group_union
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 

@@ -18,8 +18,8 @@ from traceviz.analyze.host_wait.events import _events, _thread_ids
 from traceviz.analyze.host_wait.grouping import _distinct
 from traceviz.analyze.host_wait.merge import _merge
 from traceviz.analyze.host_wait.result import HostWaitSources
-from traceviz.analyze.links import Links
 from traceviz.analyze.model import GapTable
+from traceviz.analyze.trace.links import Links
 from traceviz.errors import StageMemoryError
 from traceviz.trace import Trace
 from traceviz.trace.parallel import thread_map

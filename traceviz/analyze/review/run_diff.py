@@ -2,18 +2,18 @@
 
 Inputs: each run's manifest and, per mode, the per-step medians of its lean trace
 (:class:`~traceviz.analyze.model.PerStep`) and its kernel profile
-(:mod:`traceviz.analyze.kernel_diff`). Output: a frozen :class:`RunComparison`:
+(:mod:`traceviz.analyze.review.kernel_diff`). Output: a frozen :class:`RunComparison`:
 
 * the **environment diff** (GPU, GPU count, driver, torch, triton, CUDA, cuDNN, Python, the
   workload's name and file hash), each field with both values and whether it changed;
 * per mode (every mode of either manifest, A's order first): its status on both sides, the
-  step time change (:mod:`traceviz.analyze.run_speed`: speed-up A → B, CI, verdict, the
+  step time change (:mod:`traceviz.analyze.review.run_speed`: speed-up A → B, CI, verdict, the
   drift-robust ratio of the paired speed-ups), and why: kernels / launches / graph replays per
   step, GPU busy and host wait per step (lean trace medians), the host's unprofiled issue time
   per step (median of the paired blocks' issue times; the baseline: over every process), the
   correctness status, graph breaks, recompiles, cudagraph skips and capture failures added or
   removed (their messages), the kernel diff, and the **floor** (the fastest paired block per
-  step: :func:`~traceviz.analyze.run_speed.mode_floor`, what the review gate compares).
+  step: :func:`~traceviz.analyze.review.run_speed.mode_floor`, what the review gate compares).
 
 A mode that did not run (status other than ``ok``) or has no timing blocks on a side gets the
 verdict ``inconclusive`` with the reason (``RunModeDiff.note``).
@@ -26,12 +26,12 @@ can differ between processes running the same code by more than the baseline's p
 show (an H100 compiled ``rmsnorm_residual`` step ran at 0.049 and 0.082 ms/step in two
 processes of one run, its kernels identical: ``docs/comparison.md``, "Two runs"). Timing both
 versions in one process (``profile NEW --against OLD``) separates them. This is the report's
-reading only: the review gate (:mod:`traceviz.analyze.run_gate`) fails a slowdown beyond the
+reading only: the review gate (:mod:`traceviz.analyze.review.run_gate`) fails a slowdown beyond the
 runs' measured between-process spread (:attr:`RunComparison.spread`), host-side or not. A run
 on the CPU gets no host-only note: there the host is the device, every change is host time.
 
 **Between-process spread** (:attr:`RunComparison.spread`): each run's
-:func:`~traceviz.analyze.run_speed.run_spread` (the spread of the baseline's identical code
+:func:`~traceviz.analyze.review.run_speed.run_spread` (the spread of the baseline's identical code
 across that run's processes), the larger of the two.
 """
 
@@ -43,8 +43,9 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from traceviz.analyze.compare import skip_messages
-from traceviz.analyze.kernel_diff import (
+from traceviz.analyze.compare.modes import skip_messages
+from traceviz.analyze.model import PerStep
+from traceviz.analyze.review.kernel_diff import (
     ADDED,
     MIN_CHANGE,
     REMOVED,
@@ -52,8 +53,7 @@ from traceviz.analyze.kernel_diff import (
     KernelProfile,
     kernel_diff,
 )
-from traceviz.analyze.model import PerStep
-from traceviz.analyze.run_speed import (
+from traceviz.analyze.review.run_speed import (
     FASTER,
     INCONCLUSIVE,
     SLOWER,
@@ -81,7 +81,7 @@ class RunModeData:
     """One mode of one run as loaded: its manifest entry and its lean trace's numbers.
 
     ``compute_kernels``: compute kernels per step (median; communication kernels left out, as
-    in :func:`traceviz.analyze.compare.kernel_counts`); ``None``: ``per_step.kernels`` is the
+    in :func:`traceviz.analyze.compare.modes.kernel_counts`); ``None``: ``per_step.kernels`` is the
     count (a trace without communication kernels, or data loaded without it)."""
 
     mode: str

@@ -21,7 +21,8 @@ Definitions and the rule the metrics then follow: ``docs/metrics.md``, "Trace he
     ``inner.end <= outer.end``). Counted: the inner windows.
 
 ``shared_correlation`` (several runtime calls carrying one correlation id) is the fifth
-ambiguity; it is checked with the ordering contradictions in :mod:`traceviz.analyze.validity`.
+ambiguity; it is checked with the ordering contradictions in
+:mod:`traceviz.analyze.health.validity`.
 
 Every check is a handful of sorts and comparisons over whole columns.
 """
@@ -32,9 +33,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from traceviz.analyze.links import Links
+from traceviz.analyze.health.validity import describe, event_ref, step_markers
 from traceviz.analyze.model import EventRef, HealthWarning
-from traceviz.analyze.validity import describe, event_ref, step_markers
+from traceviz.analyze.trace.links import Links
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.trace.decode import INVALID_NS, MISSING_ID

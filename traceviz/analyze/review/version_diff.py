@@ -2,7 +2,7 @@
 
 Inputs: NEW's run (its mode entries carry the ``against`` record of
 :mod:`traceviz.collect.against`) and OLD's run (``RUN/old``), each loaded as
-:class:`~traceviz.analyze.run_diff.RunData`.
+:class:`~traceviz.analyze.review.run_diff.RunData`.
 
 **Step time, paired in one process** (:class:`VersionSpeed`): the ``against.paired`` block
 timed OLD's step (in the baseline's place) and NEW's in ABBA pairs in one process.
@@ -13,14 +13,14 @@ times (ms per step) and ``new_ms`` = ``old_ms / speedup``, so the step times and
 (``new_ms / old_ms − 1``) always say what the speed-up says (the median of NEW's own blocks can
 differ from it when blocks are few and noisy).
 
-Verdict (:func:`~traceviz.analyze.run_speed.run_status`, the paired speed rule with
+Verdict (:func:`~traceviz.analyze.review.run_speed.run_status`, the paired speed rule with
 ``min_speedup``): ``faster`` when the CI's low end is above ``1 + min_speedup``, ``slower``
 when its high end is below ``1 − min_speedup``, ``unchanged`` when the whole CI lies within
 ``[1 − min_speedup, 1 + min_speedup]``, else ``inconclusive``. The two versions' blocks
 alternate in one process, so no process-to-process factor enters (unlike two runs,
-:mod:`traceviz.analyze.run_speed`): this is the most precise of traceviz's A → B estimates.
+:mod:`traceviz.analyze.review.run_speed`): this is the most precise of traceviz's A → B estimates.
 
-**Why**: everything :func:`~traceviz.analyze.run_diff.compare_runs` says of OLD's run → NEW's
+**Why**: everything :func:`~traceviz.analyze.review.run_diff.compare_runs` says of OLD's run → NEW's
 run — counts per step, GPU busy, host wait, correctness, graph breaks, recompiles, cudagraph
 skips, failures and the kernel diff — plus its separate-process estimate of the same change
 (shown beside, not judged). The **unprofiled host issue time** per step is taken from the same
@@ -28,7 +28,7 @@ paired blocks as the speed (:func:`paired_issue`: the median of OLD's and of NEW
 issue times, one process), where the ``against`` record has them: each version's own mode
 processes differ in host speed by more than the effects measured here (calibration, H200:
 Δhost issue +213 µs from two processes for an injected +103 µs busy-wait; ``docs/
-calibration.md``). Without them it is each run's own (:func:`~traceviz.analyze.run_diff.
+calibration.md``). Without them it is each run's own (:func:`~traceviz.analyze.review.run_diff.
 compare_runs`).
 """
 
@@ -39,9 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from traceviz.analyze.kernel_diff import MIN_CHANGE
-from traceviz.analyze.run_diff import Pair, RunComparison, RunData, RunModeDiff, compare_runs
-from traceviz.analyze.run_speed import INCONCLUSIVE, Interval, run_status
+from traceviz.analyze.review.kernel_diff import MIN_CHANGE
+from traceviz.analyze.review.run_diff import Pair, RunComparison, RunData, RunModeDiff, compare_runs
+from traceviz.analyze.review.run_speed import INCONCLUSIVE, Interval, run_status
 from traceviz.analyze.stats import paired_speedup
 from traceviz.analyze.verdicts import Thresholds
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from traceviz.analyze.intervals import group_union
-from traceviz.analyze.links import Links
 from traceviz.analyze.model import GraphReplay
-from traceviz.analyze.steps import StepWindows
+from traceviz.analyze.trace.intervals import group_union
+from traceviz.analyze.trace.links import Links
+from traceviz.analyze.trace.steps import StepWindows
 from traceviz.trace import Trace
 from traceviz.vocab import Category, LaunchKind
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from traceviz.analyze.links import Links
 from traceviz.analyze.model import EventRef, HealthWarning
+from traceviz.analyze.trace.links import Links
 from traceviz.trace import Trace
 from traceviz.vocab import GapClass
 

@@ -1,12 +1,12 @@
 """The regression gate of ``traceviz check RUN --against BASELINE_RUN``: which modes of a run
-fail against a baseline run (:class:`~traceviz.analyze.run_diff.RunComparison`, baseline run
+fail against a baseline run (:class:`~traceviz.analyze.review.run_diff.RunComparison`, baseline run
 = A, the run checked = B).
 
 A mode that **ran** in the baseline run (status ``ok``) fails when, in the run checked:
 
 * ``slower``: its **floor** (its fastest timing block per step in each run,
-  :func:`~traceviz.analyze.run_speed.mode_floor`: other load on the machine only ever adds time
-  to a block, so the fastest is the least disturbed) slowed by more than the **allowed
+  :func:`~traceviz.analyze.review.run_speed.mode_floor`: other load on the machine only ever adds
+  time to a block, so the fastest is the least disturbed) slowed by more than the **allowed
   slowdown** (below), ``floor_B / floor_A − 1 > allowed``: beyond what separate processes of
   identical code showed. The baseline (eager), whose code each run timed in several processes,
   needs nothing more. Any other mode ran in one process per run, and a process can run a mode
@@ -25,10 +25,10 @@ Each failure's message names the mode, the numbers and the kernel group that add
 GPU time per step (the top kernel-level cause), when one did.
 
 **The allowed slowdown** is the larger of ``max_slowdown`` and the **between-process spread of
-identical code** (:attr:`~traceviz.analyze.run_diff.RunComparison.spread`: each run timed the
+identical code** (:attr:`~traceviz.analyze.review.run_diff.RunComparison.spread`: each run timed the
 baseline's code in several processes, and the larger of the two runs' ``max / min − 1`` of
 those per-process floors is how far separate processes of identical code ran apart on these
-machines; :func:`~traceviz.analyze.run_speed.run_spread` defines it). Whatever its cause, a
+machines; :func:`~traceviz.analyze.review.run_speed.run_spread` defines it). Whatever its cause, a
 slowdown beyond it fails: host time per step (more Python, more launches of the same kernels)
 fails like GPU time, on every device (there is no host-only exemption; on the CPU every change
 is host time). Where neither run could measure a spread (at most one process timed the
@@ -43,8 +43,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from traceviz.analyze.run_diff import RunComparison, RunModeDiff
-from traceviz.analyze.run_speed import RunSpeedChange, RunSpread
+from traceviz.analyze.review.run_diff import RunComparison, RunModeDiff
+from traceviz.analyze.review.run_speed import RunSpeedChange, RunSpread
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 """The ``launch`` verdict on the unprofiled split: did removing launch overhead make it faster?
 
-Read from the paired blocks (:mod:`traceviz.analyze.unprofiled`), which no profiler touched, so
-the profiler's own per-op cost cannot bend it. Rules (``docs/comparison.md``):
+Read from the paired blocks (:mod:`traceviz.analyze.compare.unprofiled`), which no profiler
+touched, so the profiler's own per-op cost cannot bend it. Rules (``docs/comparison.md``):
 
 * speed **WIN**: the baseline must be host-bound
-  (:func:`~traceviz.analyze.unprofiled.bound_call`: the lean trace's compute busy fills less
+  (:func:`~traceviz.analyze.compare.unprofiled.bound_call`: the lean trace's compute busy fills less
   than ``gpu_bound_min_compute_share`` of the unprofiled step, or the GPU ended at most
   ``host_bound_max_lag_steps`` behind the host beyond the block's tail), else NO_WIN (the GPU
   set the pace, so issuing faster could not help).
@@ -18,16 +18,17 @@ the profiler's own per-op cost cannot bend it. Rules (``docs/comparison.md``):
 * speed NO_WIN → NO_WIN; speed INCONCLUSIVE → INCONCLUSIVE; outputs that do not match →
   INCONCLUSIVE.
 
-When a host-bound side issues at least :data:`~traceviz.analyze.unprofiled.LAUNCH_QUEUE_DEPTH`
-launches per step (lean trace), the host may have waited on a full launch queue inside a step,
-which reads as host time: the explanation says so.
+When a host-bound side issues at least
+:data:`~traceviz.analyze.compare.unprofiled.LAUNCH_QUEUE_DEPTH` launches per step (lean trace),
+the host may have waited on a full launch queue inside a step, which reads as host time: the
+explanation says so.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from traceviz.analyze.unprofiled import (
+from traceviz.analyze.compare.unprofiled import (
     COMPUTE_FILLS,
     COMPUTE_SHORT,
     LAUNCH_QUEUE_DEPTH,
@@ -75,7 +76,7 @@ def _lag(side: Side) -> str:
 
 def _bound(name: str, side: Side) -> str:
     """"baseline host-bound: …" / "baseline GPU-bound: …" with its numbers and its reason
-    (:func:`traceviz.analyze.unprofiled.bound_call`)."""
+    (:func:`traceviz.analyze.compare.unprofiled.bound_call`)."""
     step = f"host issue {_ms(side.issue_ms)} of a {_ms(side.period_ms)} step{_compute(side)}"
     if side.host_bound:
         why = (", so the GPU cannot have set the pace" if side.bound_reason == COMPUTE_SHORT

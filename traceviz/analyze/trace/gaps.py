@@ -6,7 +6,7 @@ the gaps, so ``busy + sum(gaps) == period`` exactly. A gap is classified by the 
 ends it (the one starting at the gap's end; when several do, the one whose launch call started
 first), in this order: ``graph_internal``, ``sync_wait``, ``host_wait``, ``other_idle``; then
 the part after the ending activity's launch call returned is split off as ``queued``
-(:mod:`traceviz.analyze.queued`), so a gap may be two rows of the table.
+(:mod:`traceviz.analyze.trace.queued`), so a gap may be two rows of the table.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from traceviz.analyze.columnar import object_column
-from traceviz.analyze.intervals import group_union
-from traceviz.analyze.links import Links
 from traceviz.analyze.model import GapStatsTable, GapTable
-from traceviz.analyze.queued import split_queued
+from traceviz.analyze.trace.intervals import group_union
+from traceviz.analyze.trace.links import Links
+from traceviz.analyze.trace.queued import split_queued
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.vocab import GAP_CLASS_NAMES, GapClass, LaunchKind

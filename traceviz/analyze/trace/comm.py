@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from traceviz.analyze.columnar import RowTable
-from traceviz.analyze.intervals import group_union, union_length
+from traceviz.analyze.trace.intervals import group_union, union_length
 from traceviz.trace import Trace
 from traceviz.vocab import COLLECTIVE_KERNEL, Category
 

@@ -8,10 +8,10 @@ trace plus, for a run directory, the mode's manifest entry (see
   the steps with GPU work (:class:`~traceviz.analyze.model.PerStep`), robust to one odd step;
   in a trace with communication kernels, kernels/step counts **compute kernels** only and
   ``comm_kernels`` the communication kernels (:func:`kernel_counts`);
-* waterfall (:mod:`traceviz.analyze.waterfall`): in unprofiled units when the mode has the
-  unprofiled split (:mod:`traceviz.analyze.unprofiled`: paired blocks with host issue times) —
-  the pair-level baseline step time, the paired speed-up, and the lean traces' mean GPU busy —
-  else per-step **means** of the five profiled period components;
+* waterfall (:mod:`traceviz.analyze.compare.waterfall`): in unprofiled units when the mode has the
+  unprofiled split (:mod:`traceviz.analyze.compare.unprofiled`: paired blocks with host issue
+  times) — the pair-level baseline step time, the paired speed-up, and the lean traces' mean GPU
+  busy — else per-step **means** of the five profiled period components;
 * unprofiled step time: the manifest's median and p10–p90 (milliseconds), each mode timed in
   its own process; the pair-level medians (both sides timed in the mode's process) are the
   split's;
@@ -22,7 +22,7 @@ trace plus, for a run directory, the mode's manifest entry (see
   step under the profiler (``profiled.step_ms``) when recorded, else the GPU period;
   ``stack_inflation`` the same of the stacked trace (``stack_profiled``);
 * speed: the manifest's paired timing (schema 2), else the unpaired medians, else the profiled
-  period (:mod:`traceviz.analyze.speed`); with paired timing, a baseline whose pair-level
+  period (:mod:`traceviz.analyze.compare.speed`); with paired timing, a baseline whose pair-level
   median left its own-process p10–p90 (widened by ``baseline_drift_margin``) is flagged in the
   speed verdict and in :attr:`Comparison.notes`;
 * GPU busy spread: p90 − p10 of the per-step GPU busy over the steps with GPU work (numpy's
@@ -40,6 +40,25 @@ from typing import Any
 
 import numpy as np
 
+from traceviz.analyze.compare.headline import Headline, build_headline
+from traceviz.analyze.compare.launch_unprofiled import launch_verdict as unprofiled_launch_verdict
+from traceviz.analyze.compare.speed import (
+    NO_EVIDENCE,
+    PAIRED,
+    TRACE,
+    SpeedEvidence,
+    Timing,
+    baseline_drift,
+    speed_evidence,
+    speed_verdict,
+)
+from traceviz.analyze.compare.unprofiled import UnprofiledSplit, gpu_work, split_from_paired
+from traceviz.analyze.compare.waterfall import (
+    LeanParts,
+    Waterfall,
+    build_unprofiled_waterfall,
+    build_waterfall,
+)
 from traceviz.analyze.distributed.bounding import (
     BoundingRank,
     as_evidence,
@@ -52,21 +71,8 @@ from traceviz.analyze.distributed.launch import (
     straggler_cause,
     without_unconfirmed,
 )
-from traceviz.analyze.headline import Headline, build_headline
 from traceviz.analyze.host_wait import HostWaitShift, host_wait_shift
-from traceviz.analyze.launch_unprofiled import launch_verdict as unprofiled_launch_verdict
 from traceviz.analyze.model import Analysis
-from traceviz.analyze.speed import (
-    NO_EVIDENCE,
-    PAIRED,
-    TRACE,
-    SpeedEvidence,
-    Timing,
-    baseline_drift,
-    speed_evidence,
-    speed_verdict,
-)
-from traceviz.analyze.unprofiled import UnprofiledSplit, gpu_work, split_from_paired
 from traceviz.analyze.verdicts import (
     INCONCLUSIVE,
     KINDS,
@@ -77,12 +83,6 @@ from traceviz.analyze.verdicts import (
     VerdictInputs,
     fusion_verdict,
     verdicts_for,
-)
-from traceviz.analyze.waterfall import (
-    LeanParts,
-    Waterfall,
-    build_unprofiled_waterfall,
-    build_waterfall,
 )
 
 

@@ -25,9 +25,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from traceviz.analyze.compare.speed import SpeedEvidence, describe
+from traceviz.analyze.compare.waterfall import UNPROFILED, Waterfall
 from traceviz.analyze.distributed.bounding import BoundingRank, as_evidence, headline_clause
-from traceviz.analyze.speed import SpeedEvidence, describe
-from traceviz.analyze.waterfall import UNPROFILED, Waterfall
 
 #: Waterfall component → the words a headline uses.
 PART_WORDS = {
@@ -132,7 +132,7 @@ def build_headline(
         text += f"; {fallback}"
     if bounding is not None:
         # an unprofiled waterfall of a distributed mode is split by the bounding ranks' traces
-        # (traceviz.analyze.compare): its exposed communication is the one number for it
+        # (traceviz.analyze.compare.modes): its exposed communication is the one number for it
         on_ranks = (waterfall is not None and waterfall.units == UNPROFILED
                     and all(b.lean is not None for b in bounding))
         text += "; " + headline_clause(*bounding, exposed=not on_ranks)

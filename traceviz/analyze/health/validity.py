@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from traceviz.analyze.links import Links
 from traceviz.analyze.model import EventRef, HealthWarning
+from traceviz.analyze.trace.links import Links
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.trace.decode import INVALID_NS, MISSING_ID

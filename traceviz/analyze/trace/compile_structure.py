@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from traceviz.analyze.columnar import object_column
-from traceviz.analyze.links import Links
 from traceviz.analyze.model import CompileStepTable, CompileStructure
-from traceviz.analyze.steps import StepWindows
+from traceviz.analyze.trace.links import Links
+from traceviz.analyze.trace.steps import StepWindows
 from traceviz.trace import Trace
 from traceviz.vocab import (
     CACHE_LOOKUP,

@@ -48,7 +48,7 @@ baseline's: the median over the processes paired against it of each one's fastes
 ``paired.baseline_block_ms``.
 
 **Between-process spread** (:func:`run_spread`, the review gate's yardstick,
-:mod:`traceviz.analyze.run_gate`): every run times the same code, the baseline's, in several
+:mod:`traceviz.analyze.review.run_gate`): every run times the same code, the baseline's, in several
 processes: in each process of a mode paired against it (its fastest
 ``paired.baseline_block_ms``: ``m_p``) and in its own process (``timing.p10_ms`` of the
 baseline's entry, ``o``: that process keeps its repeats' median, p10 and p90, not its blocks).
@@ -70,7 +70,7 @@ from typing import Any
 
 import numpy as np
 
-from traceviz.analyze.speed import paired_status
+from traceviz.analyze.compare.speed import paired_status
 from traceviz.analyze.stats import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,

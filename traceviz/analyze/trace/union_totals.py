@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from traceviz.analyze.intervals import group_union
 from traceviz.analyze.model import GapTable
+from traceviz.analyze.trace.intervals import group_union
 from traceviz.vocab import GAP_CLASS_NAMES
 
 
