@@ -203,7 +203,7 @@ def run_mode_ranks(
     child = {**settings.child_settings(environment),
              "timeout_s": settings.timeout_s * PG_TIMEOUT_SHARE}
     cmd = launcher_cmd(workload, mode, run_dir, nproc, settings.device, json.dumps(child))
-    env = child_env()
+    env = child_env(settings.device)
     env.setdefault("OMP_NUM_THREADS", "1")
     out = run_child_session(
         cmd, log_path, env=env, timeout_s=settings.timeout_s, mode=mode, on_phase=on_phase,
