@@ -6,7 +6,9 @@ The calibration tier (``@pytest.mark.calibration``): ``scripts/test --all`` (and
 machine in ``docs/calibration.md``'s standing table — a host busy-wait of 10, 50 and 200 % of
 the step and one more ``tanh(y @ w)`` round — at 200 µs, 2 ms and 20 ms steps, in eager, with
 the device probe timing the base and the effects as ``benchmarks.calibration.run`` does. The
-bar: the direction right in every cell, and the size within ±25 % or 10 µs — or, on whatever
+bar: the direction right in every cell (on CI's VM an inconclusive verdict whose paired CI
+holds the expected change is accepted: unresolved, never the wrong way), and the size within
+±25 % or 10 µs — or, on whatever
 VM CI gives, the truth inside the paired change's own 95 % CI (a 2 ms busy-wait on a 26 ms
 step read +2.8 ms with a CI of +1.6 to +3.6 ms) — in at least 90 %. The committed table
 (``docs/calibration.md``) is scored on the ±25 % bar alone.
@@ -55,11 +57,23 @@ def test_injected_effects_are_recovered_on_the_cpu_at_three_step_sizes(tmp_path:
         pytest.skip(f"CPU oversubscribed while a cell ran (load {peak:.1f} on {cores} cores): "
                     "wall-clock truths do not hold")
     assert len(scores) == 12
-    assert all(s["checks"]["direction"] for s in scores), [s["reasons"] for s in scores]
+    assert all(s["checks"]["direction"] or _unresolved(s) for s in scores), [
+        s["reasons"] for s in scores]
     assert all(s["checks"]["bounded"] for s in scores), [s["reasons"] for s in scores]
     sized = [bool(s["checks"]["size"]) or _within_ci(s) for s in scores
              if s["checks"].get("size") is not None]
     assert len(sized) == 12 and sum(sized) >= 0.9 * len(sized), [s["reasons"] for s in scores]
+
+
+def _unresolved(s: dict) -> bool:
+    """An inconclusive verdict whose paired 95 % CI holds the expected change: the measurement
+    could not resolve it here, and said so (never the opposite direction)."""
+    rec, expected = s.get("recovered") or {}, s.get("expected_delta_step_ns")
+    ci, old = rec.get("speedup") or [None, None, None], rec.get("old_ns")
+    if rec.get("verdict") != "inconclusive" or expected is None or old is None or None in ci:
+        return False
+    low, high = sorted(old * (1 / v - 1) for v in ci[1:])
+    return low <= expected <= high
 
 
 def _within_ci(s: dict) -> bool:
