@@ -39,6 +39,12 @@ Then the filters, applied in order to the output lines (trailing spaces are alwa
 * ``json-each PATH TEMPLATE``: parse the output as JSON, take the value at the dot-separated
   PATH (a list, or a mapping whose values are taken), one ``TEMPLATE.format(**item)`` line per
   item;
+* ``json-format TEMPLATE``: parse the output as JSON and fill one ``TEMPLATE`` (prose, with
+  the numbers a page states about a run): a field is a path of ``[key]`` indexes, e.g.
+  ``{verdicts[compile/speed][evidence][speedup]:.2f}``; a list item with a ``mode`` field is
+  also indexed by its mode, and with ``mode`` and ``kind`` by ``mode/kind``; a format spec may
+  start with ``*N;`` to multiply first (``{rows[eager][gpu_busy_ms]:*1000;.1f}``: ms → µs);
+  the filled text is wrapped to 100 columns (a paragraph starting ``- `` as a list item);
 * ``exit N``: the command must exit with status N (default 0);
 * ``keep-head N`` / ``keep-tail N``: keep the block's current first / last N lines — a recorded
   transcript around the regenerated part (e.g. ``traceviz profile``'s live progress display,
@@ -57,9 +63,11 @@ import json
 import os
 import re
 import shlex
+import string
 import subprocess
 import sys
 import tempfile
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +78,8 @@ DEFAULT_PAGES = ("README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / 
     "*.md")))
 #: The terminal width every command sees unless its spec sets COLUMNS.
 COLUMNS = "100"
+#: The width ``json-format`` wraps its prose to (blank lines in the template part paragraphs).
+WRAP = 100
 BLOCK = re.compile(r"^<!-- output: (?P<spec>.+?) -->\n(?P<body>.*?)^<!-- /output -->$",
                    re.M | re.S)
 FENCE = re.compile(r"\A(?P<open>(?P<ticks>```+)[^\n]*\n)(?P<content>.*?)^(?P=ticks)[ \t]*\n\Z",
@@ -134,9 +144,57 @@ def _json_each(text: str, path: str, template: str) -> list[str]:
     return [template.format(**item) for item in items]
 
 
+class _Keyed(list):  # type: ignore[type-arg]
+    """A JSON list whose items are also found by their ``mode`` (or ``mode/kind``) field."""
+
+    def __getitem__(self, key):  # type: ignore[no-untyped-def,override]
+        if isinstance(key, (int, slice)):
+            return _keyed(super().__getitem__(key))
+        for item in self:
+            if isinstance(item, dict) and key in (item.get("mode"),
+                                                  f"{item.get('mode')}/{item.get('kind')}"):
+                return _keyed(item)
+        raise SpecError(f"json-format: no item {key!r}")
+
+
+def _keyed(value: object) -> object:
+    if isinstance(value, list):
+        return _Keyed(value)
+    if isinstance(value, dict):
+        return {k: _keyed(v) for k, v in value.items()}
+    return value
+
+
+class _FactsFormatter(string.Formatter):
+    """``str.format`` with a ``*N;`` prefix in a format spec: multiply by N first."""
+
+    def format_field(self, value: object, format_spec: str) -> str:
+        scale = re.match(r"\*([0-9.]+);", format_spec)
+        if scale:
+            value, format_spec = float(value) * float(scale[1]), format_spec[scale.end():]
+        return super().format_field(value, format_spec)
+
+
+def _json_format(text: str, template: str) -> list[str]:
+    doc = _keyed(json.loads(text))
+    if not isinstance(doc, dict):
+        raise SpecError("json-format: the output is not a JSON object")
+    try:
+        filled = _FactsFormatter().format(template, **doc)
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise SpecError(f"json-format: {exc!r} in {template!r}") from exc
+    lines: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", filled.strip()):
+        bullet = paragraph.startswith("- ")
+        lines += [*([""] if lines else []), *textwrap.wrap(
+            " ".join(paragraph.split()), WRAP, subsequent_indent="  " if bullet else "",
+            break_long_words=False, break_on_hyphens=False)]
+    return lines
+
+
 def apply_filter(lines: list[str], stage: list[str]) -> list[str]:
     """One filter stage (``head``, ``tail``, ``from``, ``section``, ``grep``, ``grep-v``,
-    ``sub``, ``json-each``) on the output lines."""
+    ``sub``, ``json-each``, ``json-format``) on the output lines."""
     name, args = stage[0], stage[1:]
     if name == "head":
         n = _int(stage)
@@ -171,6 +229,10 @@ def apply_filter(lines: list[str], stage: list[str]) -> list[str]:
         if len(args) != 2:
             raise SpecError(f"json-each takes PATH TEMPLATE: {' '.join(stage)!r}")
         return _json_each("\n".join(lines), args[0], args[1])
+    if name == "json-format":
+        if len(args) != 1:
+            raise SpecError(f"json-format takes one TEMPLATE: {' '.join(stage)!r}")
+        return _json_format("\n".join(lines), args[0])
     raise SpecError(f"unknown filter {name!r}")
 
 

@@ -1,0 +1,48 @@
+"""The prose-filling pieces of the docs pipeline: ``docs_outputs``' ``json-format`` filter and
+``scripts/suite_facts.py``'s rendering of the recorded test-suite timings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scripts import docs_outputs as d
+from scripts import suite_facts as tiers
+
+DOC = json.dumps({
+    "rows": [{"mode": "eager", "gpu_busy_ms": 0.2112}, {"mode": "compile", "kernels": 31.0}],
+    "verdicts": [{"mode": "compile", "kind": "speed", "status": "WIN",
+                  "evidence": {"speedup": 1.398, "host_issue_ms": [1.146, 0.816]}}],
+})
+
+
+def test_json_format_finds_items_by_mode_and_kind_and_scales_before_formatting() -> None:
+    template = ("- `compile` is {verdicts[compile/speed][evidence][speedup]:.2f}×, a "
+                "{verdicts[compile/speed][status]}: busy {rows[eager][gpu_busy_ms]:*1000;.1f} "
+                "µs, issue {verdicts[0][evidence][host_issue_ms][1]:.3f} ms, "
+                "{rows[compile][kernels]:.0f} kernels.")
+    assert d.apply_filter(DOC.splitlines(), ["json-format", template]) == [
+        "- `compile` is 1.40×, a WIN: busy 211.2 µs, issue 0.816 ms, 31 kernels."]
+
+
+def test_json_format_wraps_a_list_item_with_an_indent_and_keeps_paragraphs() -> None:
+    lines = d.apply_filter(DOC.splitlines(), ["json-format", "- " + "word " * 40 + "\n\nnext"])
+    assert lines[0].startswith("- word") and len(lines[0]) <= d.WRAP
+    assert all(s.startswith("  word") for s in lines[1:-2]) and lines[-2:] == ["", "next"]
+
+
+def test_json_format_names_a_missing_item() -> None:
+    with pytest.raises(d.SpecError, match="no item 'triton'"):
+        d.apply_filter(DOC.splitlines(), ["json-format", "{rows[triton][kernels]}"])
+
+
+def test_the_test_tiers_record_renders_as_pytest_summaries() -> None:
+    record = {"date": "2026-11-27", "machine": "a 2-core VM", "runs": [
+        {"command": "scripts/test -q", "tier": "fast", "passed": 1932, "skipped": 13,
+         "seconds": 135.38},
+        {"command": None, "tier": "calibration", "passed": 1, "skipped": 0, "seconds": 321.16}]}
+    assert tiers.transcript(record) == [
+        "# 2026-11-27, a 2-core VM", "$ scripts/test -q",
+        "1932 passed, 13 skipped in 135.38s (0:02:15)",
+        "[test] the calibration tier, alone on the machine", "1 passed in 321.16s (0:05:21)"]

@@ -1,0 +1,144 @@
+"""Measured numbers in README.md and docs/*.md come from committed data, not from a keyboard.
+
+A *measured-looking number* is a time (``12 ms``, ``3.5 µs``, ``135.38s``), a ratio
+(``1.40×``) or a pytest summary (``passed in``). It may stand:
+
+* inside an ``<!-- output: … -->`` block, which ``python -m scripts.docs_outputs`` regenerates
+  from committed run directories, traces and results files (``tests/test_docs_outputs.py``
+  checks that every block is current);
+* inside a ``<!-- recorded: … -->`` block that is a fenced transcript (a run that no committed
+  file holds, e.g. a GPU run's live progress, labelled with where it came from), or prose whose
+  marker names a committed file that holds the numbers (a ``benchmarks/results/`` record);
+* in inline code (a command line or an option value, not a claim);
+* as a constant of the code, listed in :data:`CONSTANTS` with the code value it must equal;
+* in the pages' remaining hand-typed numbers, counted in :data:`UNROUTED` (benchmark narratives
+  of the performance work, the HTA cross-check on traces outside the repository, worked
+  examples): a new one fails here, and a page whose count falls must lower its entry.
+
+``docs/calibration.md`` is left out: ``benchmarks/calibration/standing.txt`` generates it whole
+(``tests/test_calibration_page.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from scripts import docs_outputs as d
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = tuple(p for p in d.DEFAULT_PAGES if p != "docs/calibration.md")
+#: A time in ms / µs / us / ns / s, a ratio ``N×``, or pytest's ``passed in``.
+MEASURED = re.compile(r"(?<![\w.])\d[\d.,]*\s*(?:ms|µs|us|ns|s)\b|(?<![\w.])\d[\d.]*×|passed in")
+INLINE_CODE = re.compile(r"`[^`\n]+`")
+#: A committed path a recorded marker may name (a results file or a run directory).
+CITED = re.compile(r"(?:benchmarks/results|reports|tests/data)/[\w./+-]*[\w/]")
+
+
+def _code_constant(module: str, name: str) -> Callable[[], object]:
+    def get() -> object:
+        import importlib
+
+        return getattr(importlib.import_module(module), name)
+    return get
+
+
+def _threshold(name: str) -> Callable[[], object]:
+    def get() -> object:
+        from traceviz.analyze.verdicts import Thresholds
+
+        return getattr(Thresholds(), name)
+    return get
+
+
+#: Genuine constants stated in prose: (page, the phrase, the code value, what it must equal).
+CONSTANTS: tuple[tuple[str, str, Callable[[], object], object], ...] = (
+    # The minimum warm-up of unprofiled timing on CUDA.
+    ("docs/guide.md", "at least 4 s on CUDA",
+     _code_constant("traceviz.collect.timing", "WARM_MIN_S"), 4.0),
+    ("docs/guide.md", "today's 4 s", _code_constant("traceviz.collect.timing", "WARM_MIN_S"),
+     4.0),
+    ("docs/guide.md", "the 4 s warm-up", _code_constant("traceviz.collect.timing",
+                                                         "WARM_MIN_S"), 4.0),
+    # `profile --timing-budget-s`'s default.
+    ("docs/guide.md", "default 30 s", _code_constant("traceviz.cli.profile_defaults",
+                                                     "DEFAULT_TIMING_BUDGET_S"), 30.0),
+    # The profiled-period ratio that profiler inflation may explain.
+    ("docs/guide.md", "inflation can explain (2×)", _threshold("max_profiler_inflation"), 2.0),
+    # A launch call that returned this long before its work started makes the gap `queued`.
+    ("docs/guide.md", "≥ 50 µs before", _code_constant("traceviz.analyze.trace.queued",
+                                                       "QUEUED_MIN_NS"), 50_000),
+    # A Dask scheduler that does not answer fails after this long.
+    ("docs/guide.md", "after 30 s", _code_constant("traceviz.scale.dask_cluster",
+                                                   "CONNECT_TIMEOUT_S"), 30),
+)
+
+#: Hand-typed measured numbers still in each page's prose (the debt this test ratchets down).
+UNROUTED: dict[str, int] = {
+    "docs/comparison.md": 137,  # inflation spread, GPU clocks, two-run and version narratives
+    "docs/guide.md": 75,  # "Performance": single-trace and --workers timings by hand
+    "docs/hta.md": 38,  # the cross-check on HTA's traces in ../shared (outside the repository)
+    "docs/metrics.md": 79,  # worked examples (hand-built traces) and observed latencies
+    "docs/reliability.md": 72,  # memory-bound, fuzz and mutation campaign narratives
+}
+
+
+def _allowed_spans(page: str, text: str) -> list[tuple[int, int]]:
+    spans = [(m.start(), m.end()) for m in d.BLOCK.finditer(text)]
+    spans += [(m.start(), m.end()) for m in INLINE_CODE.finditer(text)]
+    for m in d.RECORDED.finditer(text):
+        marker, rest = m.group().split("\n", 1)
+        inner = rest.rsplit("\n", 1)[0].strip("\n")  # between the two marker lines
+        fenced = inner.startswith("```") and inner.endswith("```") and inner.count("```") == 2
+        cited = CITED.findall(marker)
+        if fenced or (cited and all((ROOT / c).exists() for c in cited)):
+            spans.append((m.start(), m.end()))
+    for constant_page, phrase, _, _ in CONSTANTS:
+        if constant_page == page:
+            spans += [(m.start(), m.end()) for m in re.finditer(re.escape(phrase), text)]
+    return spans
+
+
+def unrouted(page: str, text: str) -> list[str]:
+    """``LINE: NUMBER`` of each measured-looking number of ``text`` outside the allowed spans."""
+    spans = _allowed_spans(page, text)
+    return [f"{text.count(chr(10), 0, m.start()) + 1}: {m.group()}"
+            for m in MEASURED.finditer(text)
+            if not any(a <= m.start() < b for a, b in spans)]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_measured_numbers_in_the_prose_come_from_committed_data(page: str) -> None:
+    found = unrouted(page, (ROOT / page).read_text(encoding="utf-8"))
+    allowed = UNROUTED.get(page, 0)
+    assert len(found) <= allowed, (
+        f"{page}: {len(found)} hand-typed measured numbers, at most {allowed} allowed; put new "
+        "ones in an <!-- output: … --> block (scripts/docs_outputs.py) or a <!-- recorded: "
+        "benchmarks/results/… --> one:\n" + "\n".join(found))
+    assert len(found) == allowed, (
+        f"{page}: {len(found)} hand-typed numbers left, fewer than the {allowed} recorded: "
+        f"lower UNROUTED[{page!r}] to {len(found)}")
+
+
+@pytest.mark.parametrize(("page", "phrase", "value", "expected"), CONSTANTS,
+                         ids=[f"{p}:{s}" for p, s, _, _ in CONSTANTS])
+def test_each_allowed_constant_is_on_its_page_and_equals_the_code(
+        page: str, phrase: str, value: Callable[[], object], expected: object) -> None:
+    assert phrase in (ROOT / page).read_text(encoding="utf-8")
+    assert value() == expected
+
+
+def test_a_typed_timing_outside_the_blocks_is_caught_and_one_inside_is_not() -> None:
+    text = ("The suite took 2 passed in 10.94s and ran 1.40× faster in 3.2 ms.\n\n"
+            "<!-- output: python scripts/x.py -->\nit ran 12 ms\n<!-- /output -->\n\n"
+            "Run `traceviz profile --timing-budget-s 30 s`.\n\n"
+            "<!-- recorded: a GPU run -->\n```\n$ traceviz profile w.py\n[eager] 4.2 ms\n```\n"
+            "<!-- /recorded -->\n\n"
+            "<!-- recorded: by hand -->\nprose of 5 ms\n<!-- /recorded -->\n\n"
+            "<!-- recorded: benchmarks/results/2026-11-27-test-tiers-vm.json -->\n"
+            "prose of 6 ms\n<!-- /recorded -->\n")
+    assert unrouted("page.md", text) == ["1: passed in", "1: 10.94s", "1: 1.40×", "1: 3.2 ms",
+                                         "17: 5 ms"]
