@@ -6,6 +6,7 @@ outside its own p10–p90 widened by ``baseline_drift_margin``; the status never
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,21 @@ def test_slowed_baseline_says_both_numbers_and_keeps_the_status(tmp_path: Path) 
     assert unflagged.evidence["baseline_drift"]["drifted"] is False
     assert v.status == unflagged.status == "WIN"
     assert v.explanation.startswith(unflagged.explanation)
+
+
+@pytest.mark.parametrize(("in_pairs_ms", "clause"), [
+    (0.7, "against eager as timed beside it, 0.700 ms/step (0.500 in its own process)"),
+    (0.3, "against eager as timed beside it, 0.300 ms/step (0.500 in its own process)"),
+    (HIGH, None),  # inside the band: the headline leaves the baseline out
+])
+def test_headline_says_which_baseline_number_a_drifted_speedup_rests_on(
+        tmp_path: Path, in_pairs_ms: float, clause: str | None) -> None:
+    headline = next(h for h in run(tmp_path, in_pairs_ms).headlines if h.mode == "compile")
+    if clause is None:
+        assert "timed beside it" not in headline.text
+    else:  # right after the outcome, before where the time went
+        assert re.match(r"2\.00× faster \(95 % CI [^)]*, 5 pairs\), " + re.escape(clause) + "[:;]",
+                        headline.text), headline.text
 
 
 def test_faster_baseline_is_flagged_as_faster(tmp_path: Path) -> None:

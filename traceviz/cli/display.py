@@ -133,15 +133,37 @@ def summary_rows(modes: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, ...]
     return rows
 
 
+def inflation_bases(modes: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """What the "(x)" of "profiled ms (x)" is over, said when it would not read as profiled ms
+    over the step column: for each mode whose unprofiled steps just before its trace
+    (``profiled.adjacent_unprofiled_ms``, the inflation's denominator) lie outside its step
+    column's own p10–p90 (``timing``), both numbers; ``None`` when no mode's do."""
+    apart = []
+    for mode, e in modes.items():
+        t, p = e.get("timing") or {}, e.get("profiled") or {}
+        base = p.get("adjacent_unprofiled_ms")
+        if (isinstance(base, (int, float)) and p.get("inflation") and t
+                and not t["p10_ms"] <= base <= t["p90_ms"]):
+            apart.append(f"{mode} {base:.4g}")
+    if not apart:
+        return None
+    return ("(x): the profiled step over the unprofiled steps timed one by one just before "
+            "the trace, not over the step column (blocks of steps, timed earlier); where they "
+            f"fell outside its p10-p90, in ms: {', '.join(apart)}")
+
+
 def profile_summary(modes: Mapping[str, Mapping[str, Any]], width: int | None) -> Group:
-    """The summary table fitted to ``width``, what "noisy" means when a step time is, and one
+    """The summary table fitted to ``width``, what "noisy" means when a step time is, what
+    the inflation is over when it is not the step column (:func:`inflation_bases`), and one
     line per mode headline (when the modes carry one:
     :func:`~traceviz.report.headlines.manifest_headlines`)."""
     from traceviz.report.noisy import NOISY_LEGEND
 
     table = fit_table(SUMMARY_COLUMNS, summary_rows(modes), width, title="traceviz profile")
     noisy = any((e.get("timing") or {}).get("noisy") for e in modes.values())
-    legend = [Text(NOISY_LEGEND, style="dim")] if noisy else []
+    bases = inflation_bases(modes)
+    legend = ([Text(NOISY_LEGEND, style="dim")] if noisy else []) + (
+        [Text(bases, style="dim")] if bases else [])
     lines = [Text.assemble((visible(mode), "bold"), ": ", visible(text))
              for mode, text in manifest_headlines(modes).items()]
     return Group(table, *legend, *lines)

@@ -1,7 +1,9 @@
 """One line per mode that says what happened, built once and shown by every report format.
 
 Order (``docs/comparison.md``): the outcome (speed-up with its CI, or the unpaired / profiled
-evidence), then where the time went (the waterfall: with the unprofiled split, the step time
+evidence; when the baseline timed beside the mode drifted from its own process, the in-pairs
+baseline step the speed-up rests on, :meth:`~traceviz.analyze.compare.speed.BaselineDrift.
+headline_clause`), then where the time went (the waterfall: with the unprofiled split, the step time
 change without the profiler and its parts; else the profiled waterfall's largest changes, ms
 or µs per step, labelled "profiled"), then the counts (launches, kernels per step), then the
 context (cudagraph skips, graph breaks, recompiles, input copies, a failed capture). A
@@ -25,7 +27,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from traceviz.analyze.compare.speed import SpeedEvidence, describe
+from traceviz.analyze.compare.speed import BaselineDrift, SpeedEvidence, describe
 from traceviz.analyze.compare.waterfall import UNPROFILED, Waterfall
 from traceviz.analyze.distributed.bounding import BoundingRank, as_evidence, headline_clause
 
@@ -117,15 +119,19 @@ def build_headline(
     context: tuple[str, ...],
     fallback: str = "",
     bounding: tuple[BoundingRank, BoundingRank] | None = None,
+    drift: tuple[str, BaselineDrift] | None = None,
 ) -> Headline:
     """The headline of one mode.
 
     ``waterfall``: the mode's waterfall, ``None`` without one (then ``fallback`` says why,
     e.g. the mode failed). ``counts``: name → (baseline, mode) per-step medians, e.g.
     ``{"launches": (48, 29)}``. ``bounding``: the bounding ranks (baseline, mode) of a
-    distributed mode.
+    distributed mode. ``drift``: (the baseline's name, its in-pairs median against its own
+    process); when it drifted, the outcome says the speed-up rests on the in-pairs number.
     """
     text = describe(ev, speed_status)
+    if drift is not None and drift[1].drifted:
+        text += f", {drift[1].headline_clause(drift[0])}"
     if waterfall is not None:
         text += _waterfall_text(waterfall)
     elif fallback:

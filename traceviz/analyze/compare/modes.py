@@ -559,7 +559,8 @@ def compare(
                 for kind in KINDS if kind != "speed"
             )
             headlines.append(build_headline(inp.mode, ev, speed.status, None,
-                                            _counts(base_row, row), context, why))
+                                            _counts(base_row, row), context, why,
+                                            drift=None if drift is None else (baseline, drift)))
             continue
         assert inp.analysis is not None and base_inp.analysis is not None
         vi = verdict_inputs(inp, row)
@@ -604,7 +605,8 @@ def compare(
                           for v in found)
         verdicts.extend(found)
         headlines.append(build_headline(inp.mode, ev, speed.status, w,
-                                        _counts(base_row, row), context, bounding=bounding))
+                                        _counts(base_row, row), context, bounding=bounding,
+                                        drift=None if drift is None else (baseline, drift)))
     return Comparison(baseline, rows, tuple(waterfalls), tuple(verdicts), t, tuple(notes),
                       tuple(headlines), tuple(shifts), splits)
 

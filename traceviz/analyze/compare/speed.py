@@ -188,6 +188,13 @@ class BaselineDrift:
                 "margin": self.margin, "band_ms": [low, high], "change": self.change,
                 "drifted": self.drifted}
 
+    def headline_clause(self, baseline: str) -> str:
+        """Which baseline number a drifted speed-up rests on, for the headline (issue 38: the
+        reader must not have to find it in a note): the in-pairs median, with the own-process
+        one beside it."""
+        return (f"against {baseline} as timed beside it, {_ms(self.in_pairs_ms)} ms/step "
+                f"({_ms(self.own_ms)} in its own process)")
+
     def sentence(self, baseline: str) -> str:
         """The flag in words, with both numbers (meaningful when :attr:`drifted`)."""
         low, high = self.band_ms
