@@ -200,6 +200,7 @@ class ModeRun(StepRun):
         s = self.settings
         self.enter("loading")
         workload = load_workload(self.workload_path)
+        self.enter("building")
         inputs = self._fresh_inputs(workload)
         step = build_step(self.mode, workload, inputs)
         self.enter("warming up")
@@ -227,6 +228,7 @@ class ModeRun(StepRun):
         if self.cuda:
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats()
+        self.enter("building")  # torch.compile's first import of Dynamo and Inductor lands here
         inputs = self._fresh_inputs(workload)
         step = build_step(self.mode, workload, inputs)
 
