@@ -2,9 +2,9 @@
 summary table that fits the terminal and the per-mode headlines.
 
 Progress: one line per mode (its current phase as the child reports it — loading, reference,
-building, compiling / capturing, checking, timing, tracing — then its status and elapsed time) under an
-overall line with modes done / total, elapsed time and an ETA (rich's estimate from the modes
-finished so far; unknown until the first one ends).
+building, compiling / capturing, checking, timing, tracing — then its status and elapsed time)
+under an overall line with modes done / total, elapsed time and an ETA (rich's estimate from the
+modes finished so far; unknown until the first one ends).
 """
 
 from __future__ import annotations
