@@ -11,9 +11,13 @@ A *measured-looking number* is a time (``12 ms``, ``3.5 µs``, ``135.38s``), a r
   marker names a committed file that holds the numbers (a ``benchmarks/results/`` record);
 * in inline code (a command line or an option value, not a claim);
 * as a constant of the code, listed in :data:`CONSTANTS` with the code value it must equal;
-* in the pages' remaining hand-typed numbers, counted in :data:`UNROUTED` (benchmark narratives
-  of the performance work, the HTA cross-check on traces outside the repository, worked
-  examples): a new one fails here, and a page whose count falls must lower its entry.
+* as the construction of an example or a test, listed in :data:`BY_CONSTRUCTION` with why, or
+  inside a ``<!-- by construction: TEST_FILE -->`` worked example listed in
+  :data:`WORKED_EXAMPLES` (a hand-built trace's numbers and the reader's arithmetic on them,
+  pinned by that test);
+* in the pages' remaining hand-typed numbers, counted in :data:`UNROUTED` (the benchmark
+  narratives of ``docs/comparison.md``): a new one fails here, and a page whose count falls
+  must lower its entry.
 
 ``docs/calibration.md`` is left out: ``benchmarks/calibration/standing.txt`` generates it whole
 (``tests/test_calibration_page.py``).
@@ -74,15 +78,79 @@ CONSTANTS: tuple[tuple[str, str, Callable[[], object], object], ...] = (
     # A Dask scheduler that does not answer fails after this long.
     ("docs/guide.md", "after 30 s", _code_constant("traceviz.scale.dask_cluster",
                                                    "CONNECT_TIMEOUT_S"), 30),
+    # The gap split's threshold, the launch-latency warning and the clock-offset bound.
+    ("docs/metrics.md", "`QUEUED_MIN` = **50 µs**",
+     _code_constant("traceviz.analyze.trace.queued", "QUEUED_MIN_NS"), 50_000),
+    ("docs/metrics.md", "at least 50 µs before",
+     _code_constant("traceviz.analyze.trace.queued", "QUEUED_MIN_NS"), 50_000),
+    ("docs/metrics.md", "returned ≥ 50 µs before",
+     _code_constant("traceviz.analyze.trace.queued", "QUEUED_MIN_NS"), 50_000),
+    ("docs/metrics.md", "*Why 50 µs.*",
+     _code_constant("traceviz.analyze.trace.queued", "QUEUED_MIN_NS"), 50_000),
+    ("docs/metrics.md", "50 µs is ten times",
+     _code_constant("traceviz.analyze.trace.queued", "QUEUED_MIN_NS"), 50_000),
+    ("docs/metrics.md", "**1 ms** (`LAUNCH_LATENCY_WARN_NS`",
+     _code_constant("traceviz.analyze.trace.queued", "LAUNCH_LATENCY_WARN_NS"), 1_000_000),
+    ("docs/metrics.md", "at or above 1 ms",
+     _code_constant("traceviz.analyze.trace.queued", "LAUNCH_LATENCY_WARN_NS"), 1_000_000),
+    ("docs/metrics.md", "more than **60 s**",
+     _code_constant("traceviz.analyze.distributed.matching", "MAX_CLOCK_OFFSET_NS"), 60 * 10**9),
+    ("docs/metrics.md", "more than 60 s apart",
+     _code_constant("traceviz.analyze.distributed.matching", "MAX_CLOCK_OFFSET_NS"), 60 * 10**9),
+    ("docs/metrics.md", "The 60 s bound",
+     _code_constant("traceviz.analyze.distributed.matching", "MAX_CLOCK_OFFSET_NS"), 60 * 10**9),
+    # The supervisor's waits on a child session (traceviz/collect/runner.py).
+    ("docs/reliability.md", "waits at most 10 s", _code_constant("traceviz.collect.runner",
+                                                                 "KILL_GRACE_S"), 10.0),
+    ("docs/reliability.md", "after 10 s more", _code_constant("traceviz.collect.runner",
+                                                              "KILL_GRACE_S"), 10.0),
+    ("docs/reliability.md", "every 0.5 s", _code_constant("traceviz.collect.runner", "POLL_S"),
+     0.5),
+    ("docs/reliability.md", "`EXIT_GRACE_S` (30 s)", _code_constant("traceviz.collect.runner",
+                                                                    "EXIT_GRACE_S"), 30.0),
+    ("docs/reliability.md", "had not exited 30 s", _code_constant("traceviz.collect.runner",
+                                                                  "EXIT_GRACE_S"), 30.0),
+    ("docs/reliability.md", "`BROKEN_GRACE_S` (10 s)",
+     _code_constant("traceviz.collect.runner", "BROKEN_GRACE_S"), 10.0),
+    ("docs/reliability.md", "were killed 10 s later",
+     _code_constant("traceviz.collect.runner", "BROKEN_GRACE_S"), 10.0),
+    # The benchmarks' own settings: the fuzzer's and the adversarial campaign's time limits,
+    # and the synthetic many-steps trace's kernel.
+    ("docs/reliability.md", "(60 s; the child is killed)",
+     _code_constant("benchmarks.fuzz", "TIMEOUT_S"), 60.0),
+    ("docs/reliability.md", "a hang (60 s; 240 s for `profile`)",
+     _code_constant("benchmarks.adversarial.harness", "TIMEOUT_S"), 60.0),
+    ("docs/reliability.md", "a hang (60 s; 240 s for `profile`)",
+     _code_constant("benchmarks.adversarial.outputs", "PROFILE_TIMEOUT_S"), 240.0),
+    ("docs/reliability.md", "one 1.5 µs kernel each",
+     _code_constant("benchmarks.many_steps", "KERNEL_NS"), 1_500),
+)
+
+#: Worked examples whose numbers are a hand-built trace's construction and the reader's
+#: arithmetic on it, between ``<!-- by construction: TEST_FILE -->`` and ``<!-- /by
+#: construction -->``: (page, the test file that builds the trace and pins the numbers).
+WORKED_EXAMPLES: tuple[tuple[str, str], ...] = (
+    ("docs/metrics.md", "tests/test_ranks_handbuilt.py"),
+    ("docs/metrics.md", "tests/test_host_wait_handbuilt.py"),
+)
+BY_CONSTRUCTION_BLOCK = re.compile(
+    r"^<!-- by construction: (?P<test>\S+) -->\n.*?^<!-- /by construction -->$", re.M | re.S)
+
+#: Numbers that are the construction of an example or a test, not a measurement: (page, the
+#: phrase, why). Each phrase must be on its page.
+BY_CONSTRUCTION: tuple[tuple[str, str, str], ...] = (
+    ("docs/metrics.md", "overlap for 0 ns", "touching intervals share no time, by definition"),
+    ("docs/metrics.md", "more than 0 ns", "a gap counts for a source that got any of it"),
+    ("docs/metrics.md", "A 1 ns window is fine", "the smallest positive window, as an example"),
+    ("docs/metrics.md", "under 0.1 ms", "the printing rule's threshold, stated as a rule"),
+    ("docs/reliability.md", "1 ns too long", "the deliberate mutation adds 1 ns to a period"),
+    ("docs/reliability.md", "1 ns on",
+     "the edge tests place a timestamp 1 ns either side of each threshold"),
 )
 
 #: Hand-typed measured numbers still in each page's prose (the debt this test ratchets down).
 UNROUTED: dict[str, int] = {
-    "docs/comparison.md": 137,  # inflation spread, GPU clocks, two-run and version narratives
-    "docs/guide.md": 75,  # "Performance": single-trace and --workers timings by hand
-    "docs/hta.md": 38,  # the cross-check on HTA's traces in ../shared (outside the repository)
-    "docs/metrics.md": 79,  # worked examples (hand-built traces) and observed latencies
-    "docs/reliability.md": 72,  # memory-bound, fuzz and mutation campaign narratives
+    "docs/comparison.md": 125,  # inflation spread prose, GPU clocks, two-run and version narratives
 }
 
 
@@ -96,7 +164,10 @@ def _allowed_spans(page: str, text: str) -> list[tuple[int, int]]:
         cited = CITED.findall(marker)
         if fenced or (cited and all((ROOT / c).exists() for c in cited)):
             spans.append((m.start(), m.end()))
-    for constant_page, phrase, _, _ in CONSTANTS:
+    for m in BY_CONSTRUCTION_BLOCK.finditer(text):
+        if (page, m["test"]) in WORKED_EXAMPLES:
+            spans.append((m.start(), m.end()))
+    for constant_page, phrase, *_ in (*CONSTANTS, *BY_CONSTRUCTION):
         if constant_page == page:
             spans += [(m.start(), m.end()) for m in re.finditer(re.escape(phrase), text)]
     return spans
@@ -129,6 +200,22 @@ def test_each_allowed_constant_is_on_its_page_and_equals_the_code(
         page: str, phrase: str, value: Callable[[], object], expected: object) -> None:
     assert phrase in (ROOT / page).read_text(encoding="utf-8")
     assert value() == expected
+
+
+@pytest.mark.parametrize(("page", "phrase", "why"), BY_CONSTRUCTION,
+                         ids=[f"{p}:{s}" for p, s, _ in BY_CONSTRUCTION])
+def test_each_number_by_construction_is_on_its_page(page: str, phrase: str, why: str) -> None:
+    assert why
+    assert phrase in (ROOT / page).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("page", "test"), WORKED_EXAMPLES,
+                         ids=[f"{p}:{s}" for p, s in WORKED_EXAMPLES])
+def test_each_worked_example_is_marked_on_its_page_and_its_test_exists(page: str,
+                                                                        test: str) -> None:
+    text = (ROOT / page).read_text(encoding="utf-8")
+    assert test in [m["test"] for m in BY_CONSTRUCTION_BLOCK.finditer(text)]
+    assert (ROOT / test).is_file()
 
 
 def test_a_typed_timing_outside_the_blocks_is_caught_and_one_inside_is_not() -> None:
