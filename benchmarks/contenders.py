@@ -8,6 +8,9 @@ and import time can be told apart from the work: the parent measures the wall ti
 
 * ``read TRACE`` — read the file's bytes; for gzip also inflate them with isal;
 * ``msgspec TRACE`` — :mod:`benchmarks.msgspec_reference` (read + typed decode);
+* ``simdjson TRACE`` — read (gzip inflated with isal), then one pysimdjson parse of the whole
+  document (simdjson's DOM: every value parsed onto its tape, no Python object per event) and
+  the length of ``traceEvents`` read from it — the **parse floor** yardstick;
 * ``traceviz TRACE OUT`` — ``traceviz report TRACE --format json -o OUT`` called in-process
   after importing the CLI, so ``work_s`` is the report's own time;
 * ``hta DIR`` — HTA ``TraceAnalysis(trace_dir=DIR)`` load, temporal breakdown, idle time
@@ -47,6 +50,21 @@ def _msgspec(trace: str) -> dict[str, float]:
     return {"work_s": t2 - t0, "read_s": t1 - t0, "decode_s": t2 - t1, "events": len(events)}
 
 
+def _simdjson(trace: str) -> dict[str, float]:
+    import simdjson
+
+    from benchmarks.msgspec_reference import read_bytes
+
+    parser = simdjson.Parser()
+    t0 = time.perf_counter()
+    data = read_bytes(Path(trace))
+    t1 = time.perf_counter()
+    doc = parser.parse(data)
+    events = len(doc["traceEvents"])
+    t2 = time.perf_counter()
+    return {"work_s": t2 - t0, "read_s": t1 - t0, "parse_s": t2 - t1, "events": events}
+
+
 def _traceviz(trace: str, out: str) -> dict[str, float]:
     from traceviz.cli.app import app
 
@@ -76,7 +94,8 @@ def _hta(trace_dir: str) -> dict[str, float]:
     }
 
 
-_KINDS = {"read": _read, "msgspec": _msgspec, "traceviz": _traceviz, "hta": _hta}
+_KINDS = {"read": _read, "msgspec": _msgspec, "simdjson": _simdjson, "traceviz": _traceviz,
+          "hta": _hta}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -94,6 +94,8 @@ class Measurement:
     file_bytes: int
     detail: dict[str, Any] = field(default_factory=dict)
     error: str = ""
+    user_s: float = 0.0  # CPU seconds of the child and the descendants it waited for
+    sys_s: float = 0.0
 
 
 def tree_memory(proc: psutil.Process, with_pss: bool) -> tuple[float, float]:
@@ -188,6 +190,8 @@ def measure(
         file_bytes=file_bytes,
         detail=detail,
         error="" if proc.returncode == 0 else text[-2000:],
+        user_s=usage.ru_utime,
+        sys_s=usage.ru_stime,
     )
 
 

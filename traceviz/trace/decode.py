@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from traceviz.freed_memory import reused_heap
 from traceviz.vocab import (
     CATEGORY_BY_NAME,
     CPU_CATEGORIES,
@@ -445,8 +446,11 @@ def _comm_row(row: int, a: _Args) -> CommRow:
 
 
 def decode_chunk(buf: bytes | memoryview) -> ColumnChunk:
-    """Decode one JSON array of events (``b"[...]"``) into columns."""
-    return columns_from_events(decode_events(buf))
+    """Decode one JSON array of events (``b"[...]"``) into columns. The chunk's temporaries
+    (its events, their lists and arrays of 0.1–1 MiB) are served from the heap and given back
+    when it is done (:func:`~traceviz.freed_memory.reused_heap`)."""
+    with reused_heap():
+        return columns_from_events(decode_events(buf))
 
 
 def decode_span(buf: memoryview, start: int, end: int) -> ColumnChunk:

@@ -1,0 +1,216 @@
+"""Where ``traceviz report --format json`` spends its time: each stage's seconds and share.
+
+``python -m benchmarks.stages TRACE [--repeat N] [--out FILE]`` runs the report's pipeline
+N times (default 5), each in a fresh child process, with the CLI's malloc setting
+(:func:`traceviz.freed_memory.return_freed_memory`) and one worker, so the stages run one
+after another in one process and each can be timed: the load (``traceviz.trace.load``), the
+analysis (``traceviz.analyze.analysis.analyze``) and the JSON report (``Analysis.to_json``,
+then the file written), each split into the stages below by timing the functions that do
+them. It prints a table (median seconds, range, median share of the run) and writes every
+run to ``benchmarks/results/<date>-stages-<trace stem>-<host>.json`` (or ``--out``).
+
+Stages (seconds of wall time in the child; a stage named ``other`` is its part's time not in
+the named stages):
+
+* ``import`` — ``import traceviz.cli.app`` and the analysis modules;
+* ``read`` — the file's bytes (``read_trace_bytes``; gzip inflated);
+* ``decode`` — msgspec's typed decode of every event chunk (``decode_events``);
+* ``columns`` — the chunks' events turned into columns (``columns_from_events``);
+* ``tables`` — the chunks joined into the trace's tables (``_build_trace``);
+* ``load_other`` — the top-level split and the rest of ``load``;
+* ``links`` — launches linked to their GPU activities (``link_launches``);
+* ``steps`` — the per-step grouping: ``find_steps``, ``step_timeline``, ``_step_metrics``;
+* ``host_wait`` — plan, blocks and merge of the host-wait attribution (``plan_host_wait``,
+  ``HostWaitPlan.attribute``, ``_staged_merge``);
+* ``analysis_other`` — the rest of ``analyze`` (screening, families, gap statistics, compile
+  structure, totals, health, …);
+* ``json`` — the JSON document encoded and indented (``Analysis.to_json``);
+* ``write`` — the text written to a file.
+
+The child also reports its user and system CPU seconds, minor page faults and peak RSS.
+The end-to-end CLI (``traceviz report``, default workers: the decode on several processes)
+is measured by :mod:`benchmarks.run` and :mod:`benchmarks.paired`, not here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import functools
+import importlib
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS_DIR = REPO / "benchmarks" / "results"
+
+#: (stage, module, attribute) of every timed function; a class attribute is ``Class.name``.
+TIMED: tuple[tuple[str, str, str], ...] = (
+    ("read", "traceviz.trace.loader", "read_trace_bytes"),
+    ("decode", "traceviz.trace.decode", "decode_events"),
+    ("columns", "traceviz.trace.decode", "columns_from_events"),
+    ("tables", "traceviz.trace.loader", "_build_trace"),
+    ("links", "traceviz.analyze.analysis", "link_launches"),
+    ("steps", "traceviz.analyze.analysis", "find_steps"),
+    ("steps", "traceviz.analyze.analysis", "step_timeline"),
+    ("steps", "traceviz.analyze.analysis", "_step_metrics"),
+    ("host_wait", "traceviz.analyze.analysis", "plan_host_wait"),
+    ("host_wait", "traceviz.analyze.host_wait.plan", "HostWaitPlan.attribute"),
+    ("host_wait", "traceviz.analyze.host_wait.plan", "_staged_merge"),
+)
+STAGES = ("import", "read", "decode", "columns", "tables", "load_other", "links", "steps",
+          "host_wait", "analysis_other", "json", "write")
+
+
+class _Clock:
+    """Seconds per stage; a timed call inside another timed call counts for the outer one."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = dict.fromkeys(STAGES, 0.0)
+        self.depth = 0
+
+    def timed(self, stage: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            self.depth += 1
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.depth -= 1
+                if self.depth == 0:
+                    self.seconds[stage] += time.perf_counter() - t0
+        return run
+
+    def install(self) -> None:
+        """Wrap every :data:`TIMED` function where its callers look it up."""
+        for stage, module_name, attr in TIMED:
+            owner: Any = importlib.import_module(module_name)
+            *outer, name = attr.split(".")
+            for part in outer:
+                owner = getattr(owner, part)
+            setattr(owner, name, self.timed(stage, getattr(owner, name)))
+
+
+def child(trace: str) -> dict[str, Any]:
+    """One run in this process: the stages' seconds, CPU seconds, faults and peak RSS."""
+    t0 = time.perf_counter()
+    import traceviz.cli.app  # noqa: F401  (what every CLI call imports)
+    from traceviz.api.analysis import Analysis
+    from traceviz.freed_memory import return_freed_memory
+    from traceviz.trace import load
+
+    analysis_module = importlib.import_module("traceviz.analyze.analysis")
+    clock = _Clock()
+    clock.seconds["import"] = time.perf_counter() - t0
+    return_freed_memory()  # as the CLI does first
+    clock.install()
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    t1 = time.perf_counter()
+    loaded = load(trace, workers=1)
+    t2 = time.perf_counter()
+    result = analysis_module.analyze(loaded, workers=1)
+    t3 = time.perf_counter()
+    text = Analysis(loaded, result).to_json()
+    t4 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "report.json").write_text(text, encoding="utf-8")
+    t5 = time.perf_counter()
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    s = clock.seconds
+    s["load_other"] = (t2 - t1) - s["read"] - s["decode"] - s["columns"] - s["tables"]
+    s["analysis_other"] = (t3 - t2) - s["links"] - s["steps"] - s["host_wait"]
+    s["json"], s["write"] = t4 - t3, t5 - t4
+    return {"stages_s": s, "total_s": sum(s.values()), "load_s": t2 - t1,
+            "analysis_s": t3 - t2, "report_s": t5 - t3,
+            "user_s": after.ru_utime - before.ru_utime,
+            "sys_s": after.ru_stime - before.ru_stime,
+            "minor_faults": after.ru_minflt - before.ru_minflt,
+            "maxrss_mib": after.ru_maxrss / 1024, "json_bytes": len(text.encode())}
+
+
+def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per stage and for the CPU and fault counts: median, min, max; the stage's median
+    share of the run (its seconds over the run's total, per run, then the median)."""
+    def stats(values: list[float]) -> dict[str, float]:
+        return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+    out: dict[str, Any] = {"stages": {}}
+    for stage in STAGES:
+        secs = [r["stages_s"][stage] for r in runs]
+        shares = [r["stages_s"][stage] / r["total_s"] for r in runs]
+        out["stages"][stage] = {**stats(secs), "share_median": statistics.median(shares)}
+    for key in ("total_s", "load_s", "analysis_s", "report_s", "user_s", "sys_s",
+                "minor_faults", "maxrss_mib"):
+        out[key] = stats([r[key] for r in runs])
+    return out
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    """The stages as a Markdown table: median s, range, median share."""
+    lines = ["| stage | median s | range s | share |", "| --- | --: | --: | --: |"]
+    for stage, st in summary["stages"].items():
+        lines.append(f"| {stage} | {st['median']:.3f} | {st['min']:.3f}–{st['max']:.3f} | "
+                     f"{100 * st['share_median']:.1f} % |")
+    t = summary["total_s"]
+    lines.append(f"| **total** | {t['median']:.3f} | {t['min']:.3f}–{t['max']:.3f} | |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.stages",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("trace", help="the trace (.json or .json.gz)")
+    parser.add_argument("--repeat", type=int, default=5, help="fresh child runs (default 5)")
+    parser.add_argument("--out", type=Path, default=None, help="result file")
+    parser.add_argument("--host", default=platform.node() or "host")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    a = parser.parse_args(argv)
+    if a.child:
+        print(json.dumps(child(a.trace)))
+        return 0
+    runs = []
+    for i in range(a.repeat):
+        load_before = os.getloadavg()[0]
+        got = subprocess.run([sys.executable, "-m", "benchmarks.stages", "--child", a.trace],
+                             cwd=REPO, capture_output=True, text=True, check=True)
+        run = json.loads(got.stdout.strip().splitlines()[-1])
+        run["loadavg_1min_before"] = load_before
+        runs.append(run)
+        print(f"run {i + 1}/{a.repeat}: {run['total_s']:.2f} s (load average {load_before:.2f})",
+              file=sys.stderr)
+    summary = _summary(runs)
+    trace = Path(a.trace)
+    doc = {
+        "date": dt.date.today().isoformat(),
+        "host": a.host,
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "command": "python -m benchmarks.stages " + " ".join(argv or sys.argv[1:]),
+        "trace": trace.name,
+        "trace_bytes": trace.stat().st_size,
+        "workers": 1,
+        "summary": summary,
+        "runs": runs,
+    }
+    print(format_table(summary))
+    stem = trace.name.split(".")[0]
+    out = a.out or RESULTS_DIR / f"{doc['date']}-stages-{stem}-{a.host}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    print(f"result: {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
