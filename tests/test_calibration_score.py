@@ -190,3 +190,19 @@ def test_one_more_round_expects_as_many_kernels_as_a_round_of_the_old_side_has()
     rec = _rec(30_000.0, "slower", gpu_busy_ns=30_000.0, kernels=3.0, old_kernels=22.0)
     assert score(cell, "eager", "cuda", rec).checks["counts"] is True
     assert score(cell, "eager", "cuda", {**rec, "kernels": 2.0}).checks["counts"] is False
+
+
+def test_a_graph_replay_expects_no_host_cost_of_an_extra_gpu_round() -> None:
+    # one more tanh(y @ w) round: 28.9 µs of host issue and 5.6 µs of GPU in eager; a replay
+    # (manual graph or CUDA-graph trees) launches it with the rest of the graph
+    gpu = Cell("gpu-200us", "gpu", 200.0, 1, {"m": 256, "k": 6}, {"m": 256, "k": 7},
+               {"host_ns": 28_900.0, "gpu_ns": 5_600.0}, 180_000.0)
+    for mode in ("cudagraph", "reduce-overhead", "max-autotune"):
+        exp = expectation(gpu, mode, "cuda")
+        assert (exp.part, exp.truth_ns, exp.host_ns) == ("gpu_busy_ns", 5_600.0, 0.0), mode
+    for mode in ("eager", "compile", "max-autotune-no-cudagraphs"):
+        assert expectation(gpu, mode, "cuda").host_ns == 28_900.0, mode
+    # a host-bound 137 µs replay: the round's 5.6 µs of GPU hides under the host's time
+    hidden = _rec(-4_500.0, "inconclusive", old_ns=136_600.0, gpu_busy_ns=4_100.0,
+                  old_host_issue_ns=130_000.0, old_gpu_busy_ns=40_000.0)
+    assert score(gpu, "reduce-overhead", "cuda", hidden).checks["direction"] is True
