@@ -34,6 +34,7 @@ import pytest
 pytest.importorskip("torch")
 
 from benchmarks.calibration import run
+from benchmarks.calibration.score import change_ci_ns
 
 #: Longest wait, before each cell, for the load average to fall to the core count (s).
 LOAD_WAIT_S = 120
@@ -69,11 +70,10 @@ def _unresolved(s: dict) -> bool:
     """An inconclusive verdict whose paired 95 % CI holds the expected change: the measurement
     could not resolve it here, and said so (never the opposite direction)."""
     rec, expected = s.get("recovered") or {}, s.get("expected_delta_step_ns")
-    ci, old = rec.get("speedup") or [None, None, None], rec.get("old_ns")
-    if rec.get("verdict") != "inconclusive" or expected is None or old is None or None in ci:
+    bounds = change_ci_ns(rec)
+    if rec.get("verdict") != "inconclusive" or expected is None or bounds is None:
         return False
-    low, high = sorted(old * (1 / v - 1) for v in ci[1:])
-    return low <= expected <= high
+    return bounds[0] <= expected <= bounds[1]
 
 
 def _within_ci(s: dict) -> bool:

@@ -206,3 +206,13 @@ def test_a_graph_replay_expects_no_host_cost_of_an_extra_gpu_round() -> None:
     hidden = _rec(-4_500.0, "inconclusive", old_ns=136_600.0, gpu_busy_ns=4_100.0,
                   old_host_issue_ns=130_000.0, old_gpu_busy_ns=40_000.0)
     assert score(gpu, "reduce-overhead", "cuda", hidden).checks["direction"] is True
+
+
+def test_the_paired_change_ci_is_the_old_step_over_each_end_of_the_speedup_ci() -> None:
+    from benchmarks.calibration.score import change_ci_ns
+
+    # old 200 µs; speed-up CI 0.8–1.25: new steps 250 and 160 µs → change −40 … +50 µs
+    low, high = change_ci_ns({"old_ns": 200_000.0, "speedup": [1.0, 0.8, 1.25]}) or (0, 0)
+    assert (round(low, 6), round(high, 6)) == (-40_000.0, 50_000.0)
+    assert change_ci_ns({"old_ns": 200_000.0, "speedup": [1.0, 0.0, 1.25]}) is None
+    assert change_ci_ns({"speedup": [1.0, 0.8, 1.25]}) is None

@@ -382,16 +382,26 @@ def bound_violations(rec: dict[str, Any]) -> list[str]:
     return out + list(rec.get("excess") or [])
 
 
-def resolution_context(exp: Expectation, rec: dict[str, Any]) -> list[str]:
-    """Why a size miss in the paired Δstep is below the measurement's resolution, where the
-    data say so: the truth lies inside the paired change's CI (``old × (1 / speed-up − 1)`` at
-    the speed-up CI's two ends)."""
+def change_ci_ns(rec: dict[str, Any]) -> tuple[float, float] | None:
+    """The paired step change's 95 % CI in ns, ``(low, high)``: ``old × (1 / speed-up − 1)`` at
+    the speed-up CI's two ends; ``None`` without an old step or a positive CI."""
     ci = rec.get("speedup") or [None, None, None]
     old = rec.get("old_ns")
-    if (exp.part != "delta_step_ns" or exp.truth_ns is None or not isinstance(old, (int, float))
+    if (not isinstance(old, (int, float))
             or not all(isinstance(v, (int, float)) and v > 0 for v in ci[1:])):
-        return []
+        return None
     low, high = sorted(old * (1 / v - 1) for v in ci[1:])
+    return low, high
+
+
+def resolution_context(exp: Expectation, rec: dict[str, Any]) -> list[str]:
+    """Why a size miss in the paired Δstep is below the measurement's resolution, where the
+    data say so: the truth lies inside the paired change's CI (:func:`change_ci_ns`)."""
+    bounds = change_ci_ns(rec)
+    if exp.part != "delta_step_ns" or exp.truth_ns is None or bounds is None:
+        return []
+    low, high = bounds
+    old = rec["old_ns"]
     if not low <= exp.truth_ns <= high:
         return []
     return [f"the injected {exp.truth_ns / 1e3:+.1f} µs lies inside the paired change's CI "
