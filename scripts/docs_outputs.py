@@ -43,7 +43,8 @@ Then the filters, applied in order to the output lines (trailing spaces are alwa
   the numbers a page states about a run): a field is a path of ``[key]`` indexes, e.g.
   ``{verdicts[compile/speed][evidence][speedup]:.2f}``; a list item with a ``mode`` field is
   also indexed by its mode, and with ``mode`` and ``kind`` by ``mode/kind``; a format spec may
-  start with ``*N;`` to multiply first (``{rows[eager][gpu_busy_ms]:*1000;.1f}``: ms → µs);
+  start with ``*N;`` (``N`` may be negative) to multiply first
+  (``{rows[eager][gpu_busy_ms]:*1000;.1f}``: ms → µs);
   the filled text is wrapped to 100 columns (a paragraph starting ``- `` as a list item);
 * ``exit N``: the command must exit with status N (default 0);
 * ``keep-head N`` / ``keep-tail N``: keep the block's current first / last N lines — a recorded
@@ -169,7 +170,7 @@ class _FactsFormatter(string.Formatter):
     """``str.format`` with a ``*N;`` prefix in a format spec: multiply by N first."""
 
     def format_field(self, value: object, format_spec: str) -> str:
-        scale = re.match(r"\*([0-9.]+);", format_spec)
+        scale = re.match(r"\*(-?[0-9.]+);", format_spec)
         if scale:
             value, format_spec = float(value) * float(scale[1]), format_spec[scale.end():]
         return super().format_field(value, format_spec)
@@ -185,9 +186,9 @@ def _json_format(text: str, template: str) -> list[str]:
         raise SpecError(f"json-format: {exc!r} in {template!r}") from exc
     lines: list[str] = []
     for paragraph in re.split(r"\n\s*\n", filled.strip()):
-        bullet = paragraph.startswith("- ")
+        text = " ".join(paragraph.split())
         lines += [*([""] if lines else []), *textwrap.wrap(
-            " ".join(paragraph.split()), WRAP, subsequent_indent="  " if bullet else "",
+            text, WRAP, subsequent_indent="  " if text.startswith("- ") else "",
             break_long_words=False, break_on_hyphens=False)]
     return lines
 

@@ -1,5 +1,6 @@
-"""The prose-filling pieces of the docs pipeline: ``docs_outputs``' ``json-format`` filter and
-``scripts/suite_facts.py``'s rendering of the recorded test-suite timings."""
+"""The prose-filling pieces of the docs pipeline: ``docs_outputs``' ``json-format`` filter,
+``scripts/suite_facts.py``'s rendering of the recorded test-suite timings and the facts
+``scripts/bench_facts.py`` derives from benchmark records."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 
 import pytest
 
+from scripts import bench_facts as bench
 from scripts import docs_outputs as d
 from scripts import suite_facts as tiers
 
@@ -30,6 +32,40 @@ def test_json_format_wraps_a_list_item_with_an_indent_and_keeps_paragraphs() -> 
     lines = d.apply_filter(DOC.splitlines(), ["json-format", "- " + "word " * 40 + "\n\nnext"])
     assert lines[0].startswith("- word") and len(lines[0]) <= d.WRAP
     assert all(s.startswith("  word") for s in lines[1:-2]) and lines[-2:] == ["", "next"]
+
+
+def test_json_format_indents_a_list_item_whose_dash_ends_the_template_line() -> None:
+    lines = d.apply_filter(DOC.splitlines(), ["json-format", "-\n" + "word " * 40])
+    assert lines[0].startswith("- word") and all(s.startswith("  word") for s in lines[1:])
+
+
+def test_json_format_scales_by_a_negative_factor() -> None:
+    assert d.apply_filter(DOC.splitlines(), [
+        "json-format", "{rows[eager][gpu_busy_ms]:*-1000;.1f} µs saved"]) == ["-211.2 µs saved"]
+
+
+def test_spreads_of_a_list_of_records_are_per_numeric_field() -> None:
+    doc = bench.with_spreads({"runs": [{"us": 10.0, "gpu": "H100"}, {"us": 12.0, "gpu": "H100"},
+                                       {"us": 11.0, "gpu": "H100"}]})
+    assert (doc["runs_min"], doc["runs_max"], doc["runs_median"]) == (
+        {"us": 10.0}, {"us": 12.0}, {"us": 11.0})
+
+
+def test_levels_split_at_the_largest_ratio_between_neighbours() -> None:
+    levels = bench._levels([0.05, 0.04, 0.2, 0.06, 0.23])
+    assert (levels["low"], levels["low_count"], levels["high"], levels["high_count"]) == (
+        [0.04, 0.06], 3, [0.2, 0.23], 2)
+
+
+def test_a_change_point_finds_when_a_series_moves_to_another_level() -> None:
+    change = bench._change_point([0.0, 1.0, 2.0, 3.0, 4.0], [0.07, 0.071, 0.069, 0.04, 0.041])
+    assert change["at_s"] == 3.0 and round(change["before_ms"], 3) == 0.07
+    assert round(change["after_ms"], 4) == 0.0405
+
+
+def test_a_lone_outlier_is_set_apart_from_the_spread() -> None:
+    assert bench._lone_outlier([2.1, 26.3, 4.3, 3.0]) == ([2.1, 3.0, 4.3], 26.3)
+    assert bench._lone_outlier([2.1, 4.3, 3.0]) == ([2.1, 3.0, 4.3], None)
 
 
 def test_json_format_names_a_missing_item() -> None:
