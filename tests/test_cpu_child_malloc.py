@@ -1,6 +1,7 @@
-"""A CPU mode's child runs with fixed glibc malloc settings (``traceviz/collect/runner.py``,
-``child_env``): freed memory is reused, so the same eager step runs at one speed in its own
-process and beside a compiled mode. GPU children keep the environment they were given."""
+"""A CPU mode's child runs with fixed allocator settings (``traceviz/collect/runner.py``,
+``child_env``): freed memory is reused and tensors too large for the heap get huge pages, so
+the same eager step runs at one speed in its own process and beside a compiled mode. GPU
+children keep the environment they were given."""
 
 from __future__ import annotations
 
@@ -25,3 +26,10 @@ def test_the_threshold_is_the_largest_glibc_accepts_on_64_bit() -> None:
     """glibc refuses an mmap threshold above HEAP_MAX_SIZE / 2 (32 MiB on 64-bit) and would
     keep its moving default."""
     assert int(CPU_MALLOC_ENV["MALLOC_MMAP_THRESHOLD_"]) == 32 * 1024 * 1024
+
+
+def test_tensors_too_large_for_the_heap_ask_for_huge_pages(monkeypatch) -> None:
+    monkeypatch.delenv("THP_MEM_ALLOC_ENABLE", raising=False)
+    assert child_env("cpu")["THP_MEM_ALLOC_ENABLE"] == "1"
+    monkeypatch.setenv("THP_MEM_ALLOC_ENABLE", "0")  # a user's choice stands
+    assert child_env("cpu")["THP_MEM_ALLOC_ENABLE"] == "0"
