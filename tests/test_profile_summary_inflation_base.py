@@ -46,4 +46,5 @@ def test_the_line_appears_under_the_summary_table() -> None:
 def test_modes_without_a_trace_or_timing_are_left_out() -> None:
     no_trace = {"status": "failed", "timing": entry(5.0)["timing"], "profiled": {}}
     no_timing = {"status": "ok", "profiled": entry(5.0)["profiled"]}
-    assert inflation_bases({"a": no_trace, "b": no_timing}) is None
+    no_p10 = {**entry(5.0), "timing": {"median_ms": 20.0, "p90_ms": 22.0}}
+    assert inflation_bases({"a": no_trace, "b": no_timing, "c": no_p10}) is None

@@ -141,9 +141,9 @@ def inflation_bases(modes: Mapping[str, Mapping[str, Any]]) -> str | None:
     apart = []
     for mode, e in modes.items():
         t, p = e.get("timing") or {}, e.get("profiled") or {}
-        base = p.get("adjacent_unprofiled_ms")
-        if (isinstance(base, (int, float)) and p.get("inflation") and t
-                and not t["p10_ms"] <= base <= t["p90_ms"]):
+        base, low, high = p.get("adjacent_unprofiled_ms"), t.get("p10_ms"), t.get("p90_ms")
+        numbers = all(isinstance(v, (int, float)) for v in (base, low, high))
+        if numbers and p.get("inflation") and not low <= base <= high:
             apart.append(f"{mode} {base:.4g}")
     if not apart:
         return None
