@@ -35,7 +35,7 @@ def cpu_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     run_dir = tmp_path_factory.mktemp("profile") / "tiny-run"
     proc = profile(str(WORKLOADS / "tiny.py"), "--modes", "all", "--out", str(run_dir),
                    "--device", "cpu", "--repeats", "3", "--min-repeat-ms", "5",
-                   "--timing-budget-s", "3")
+                   "--timing-budget-s", "3", "--stack")  # off by default on the CPU
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return run_dir, json.loads((run_dir / "manifest.json").read_text())
 

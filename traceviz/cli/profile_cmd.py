@@ -55,11 +55,13 @@ def profile(
                      "paired timing off."),
     ] = DEFAULT_TIMING_BUDGET_S,
     stack: Annotated[
-        bool, typer.Option("--stack/--no-stack", help="Also record each mode's trace with "
-                           "Python stacks, in a second process, for the host-wait sources "
-                           "(the code the host ran while the GPU waited). The verdicts read "
-                           "the lean trace (no stacks) either way.")
-    ] = True,
+        bool | None,
+        typer.Option("--stack/--no-stack", show_default=False,
+                     help="Also record each mode's trace with Python stacks, in a second "
+                     "process, for the host-wait sources (the code the host ran while the GPU "
+                     "waited). The verdicts read the lean trace (no stacks) either way. "
+                     "\\[default: on a GPU; off on the CPU, where no GPU waits]")
+    ] = None,
     strict: Annotated[
         bool,
         typer.Option("--strict",

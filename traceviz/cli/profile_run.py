@@ -70,14 +70,29 @@ def _against(call: Any, *args: Any) -> Any:
         raise UsageError(str(exc)) from None
 
 
+def records_stacks(stack: bool | None, device: str, resumed: dict[str, Any] | None) -> bool:
+    """Whether the modes' stacked traces are recorded: as ``--stack`` / ``--no-stack`` says;
+    when neither was given, as the resumed run recorded it, else on a GPU only. The stacked
+    trace serves the host-wait sources, the code the host ran while the GPU waited; a CPU run
+    has no GPU to wait, and its stacked processes took 18 of the 46 s of ``profile
+    workloads/elementwise.py --modes all`` on a 2-core VM (2026-11-28)."""
+    if stack is not None:
+        return stack
+    if resumed is not None and isinstance(resumed.get("settings"), dict) \
+            and isinstance(resumed["settings"].get("with_stack"), bool):
+        return resumed["settings"]["with_stack"]
+    return device == "cuda"
+
+
 def run(
     workload: Path | None, modes: str, out: Path | None, force: bool, device: str,
     timeout: float, repeats: int | None, warmup: int | None, min_repeat_ms: float | None,
-    timing_budget_s: float, stack: bool, strict: bool, nproc: int | None, resume: Path | None,
-    against: Path | None = None,
+    timing_budget_s: float, stack: bool | None, strict: bool, nproc: int | None,
+    resume: Path | None, against: Path | None = None,
 ) -> None:
     """``traceviz profile``'s run, with the command's options (see
-    :func:`traceviz.cli.profile_cmd.profile`)."""
+    :func:`traceviz.cli.profile_cmd.profile`). ``stack`` ``None``: the stacked traces are
+    recorded on a GPU only (:func:`records_stacks`)."""
     console = Console()
     try:
         selected = parse_modes(modes)
@@ -95,7 +110,7 @@ def run(
             "--repeats": repeats is not None, "--warmup": warmup is not None,
             "--min-repeat-ms": min_repeat_ms is not None,
             "--timing-budget-s": timing_budget_s != DEFAULT_TIMING_BUDGET_S,
-            "--no-stack": not stack, "--nproc": nproc is not None,
+            "--stack/--no-stack": stack is not None, "--nproc": nproc is not None,
             "--against": against is not None,
         })
         workload, selected = plan.workload, list(plan.modes)
@@ -156,7 +171,7 @@ def run(
         max_iters=int(defaults["max_iters"]),
         check_steps=CHECK_STEPS,
         timing_budget_s=timing_budget_s,
-        with_stack=stack,
+        with_stack=records_stacks(stack, device, plan.record if plan is not None else None),
     )
     record = manifest.new_manifest(
         probe,
