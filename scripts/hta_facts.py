@@ -25,6 +25,13 @@ needs neither HTA nor the traces outside the repository (``../shared/cases/hta``
   ``launch_latency_high`` message, when raised), the spread of HTA's seconds on the ``hta``
   folder's traces (``hta_seconds_min``, ``hta_seconds_max``, ``hta_traces``) and
   ``trace_count``.
+
+``python scripts/hta_facts.py overlap-record OUT.json RUN_DIR:MODE…`` (needs HTA) records the
+comm/compute overlap of each rank of a multi-rank mode, both ways: HTA's
+``get_comm_comp_overlap`` and traceviz's transfer overlap (:attr:`HtaResult.comm_comp_overlap_pct`
+and ``traceviz_overlap_pct``, percent; ``None`` where HTA failed, its ``errors`` beside);
+``overlap-facts RECORD`` prints it with each row also under ``ranks[RUN/MODE/RANK]`` (RUN the
+folder's name) for ``json-format``.
 """
 
 from __future__ import annotations
@@ -87,6 +94,36 @@ def record(out: Path, folders: list[Path]) -> dict[str, Any]:
            "traces": traces}
     out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     return doc
+
+
+def overlap_record(out: Path, modes: list[str]) -> dict[str, Any]:
+    """Both overlaps of every rank of each ``RUN_DIR:MODE``; the record written to ``out``."""
+    import traceviz
+    from traceviz.analyze.distributed.overlap import overlap_by_path
+
+    rows = []
+    for spec in modes:
+        run, mode = spec.rsplit(":", 1)
+        paths = sorted(Path(run).glob(f"{mode}.rank*.pt.trace.json.gz"))
+        overlaps = {str(Path(k)): v for k, v in overlap_by_path(
+            traceviz.Ranks.from_paths(paths, workers=1).result).items()}
+        for path in paths:
+            r = traceviz.analyze(path).hta(overlaps.get(str(path)))
+            rows.append({"run": Path(run).name, "mode": mode, "rank": r.rank,
+                         "hta_pct": r.comm_comp_overlap_pct,
+                         "traceviz_pct": r.traceviz_overlap_pct, "errors": dict(r.errors)})
+    from hta.version import __version__ as hta_version
+
+    doc = {"date": time.strftime("%Y-%m-%d"), "hta_version": hta_version,
+           "command": "python scripts/hta_facts.py overlap-record OUT " + " ".join(modes),
+           "rows": rows}
+    out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    return doc
+
+
+def overlap_facts(doc: dict[str, Any]) -> dict[str, Any]:
+    """The overlap record with each row also under ``ranks["RUN/MODE/RANK"]``."""
+    return {**doc, "ranks": {f"{r['run']}/{r['mode']}/{r['rank']}": r for r in doc["rows"]}}
 
 
 def _n(value: float) -> str:
@@ -170,16 +207,22 @@ def _report_facts(report: dict[str, Any]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     usage = ("usage: python scripts/hta_facts.py record OUT.json DIR… | table RECORD FOLDER | "
-             "section RECORD TRACE | facts RECORD")
+             "section RECORD TRACE | facts RECORD | overlap-record OUT.json RUN_DIR:MODE… | "
+             "overlap-facts RECORD")
     if len(args) >= 3 and args[0] == "record":
         record(Path(args[1]), [Path(a) for a in args[2:]])
         return 0
-    if len(args) < 2 or args[0] not in ("table", "section", "facts"):
+    if len(args) >= 3 and args[0] == "overlap-record":
+        overlap_record(Path(args[1]), args[2:])
+        return 0
+    if len(args) < 2 or args[0] not in ("table", "section", "facts", "overlap-facts"):
         print(usage, file=sys.stderr)
         return 2
     doc = json.loads(Path(args[1]).read_text(encoding="utf-8"))
     if args[0] == "facts" and len(args) == 2:
         print(json.dumps(facts(doc)))
+    elif args[0] == "overlap-facts" and len(args) == 2:
+        print(json.dumps(overlap_facts(doc)))
     elif args[0] == "table" and len(args) == 3:
         print("\n".join(table(doc, args[2])))
     elif args[0] == "section" and len(args) == 3:

@@ -19,7 +19,7 @@ A *measured-looking number* is a time (``12 ms``, ``3.5 µs``, ``135.38s``), a r
   one fails here, and a page whose count falls must lower its entry.
 
 A *percentage* (``3 %``, ``92%``) is held to the same rule on every page outside
-:data:`PERCENT_NOT_YET` (the pages whose percentages are still hand-typed).
+:data:`PERCENT_UNROUTED` (the pages whose percentages are still hand-typed, with how many).
 
 ``docs/calibration.md`` is left out: ``benchmarks/calibration/standing.txt`` generates it whole
 (``tests/test_calibration_page.py``).
@@ -42,9 +42,9 @@ MEASURED = re.compile(r"(?<![\w.])\d[\d.,]*\s*(?:ms|µs|us|ns|s)\b|(?<![\w.])\d[
 INLINE_CODE = re.compile(r"`[^`\n]+`")
 #: A percentage: ``3 %``, ``92%``, ``0.5 %``.
 PERCENT = re.compile(r"(?<![\w.])\d+(?:\.\d+)? ?%")
-#: Pages whose percentages are not checked yet (their hand-typed ones are still being routed).
-PERCENT_NOT_YET = frozenset({"docs/comparison.md", "docs/guide.md", "docs/hta.md",
-                             "docs/metrics.md", "docs/reliability.md"})
+#: Hand-typed percentages still in each page's prose (pages not listed have none): the debt
+#: this test ratchets down, as :data:`UNROUTED` does for measured numbers.
+PERCENT_UNROUTED: dict[str, int] = {"docs/comparison.md": 46, "docs/metrics.md": 23}
 #: A committed path a recorded marker may name (a results file or a run directory).
 CITED = re.compile(r"(?:benchmarks/results|reports|tests/data)/[\w./+-]*[\w/]")
 
@@ -54,6 +54,15 @@ def _code_constant(module: str, name: str) -> Callable[[], object]:
         import importlib
 
         return getattr(importlib.import_module(module), name)
+    return get
+
+
+def _default(module: str, cls: str, name: str) -> Callable[[], object]:
+    """A field's default value of a settings dataclass."""
+    def get() -> object:
+        import importlib
+
+        return getattr(getattr(importlib.import_module(module), cls)(), name)
     return get
 
 
@@ -77,6 +86,25 @@ CONSTANTS: tuple[tuple[str, str, Callable[[], object], object], ...] = (
     # `profile --timing-budget-s`'s default.
     ("docs/guide.md", "default 30 s", _code_constant("traceviz.cli.profile_defaults",
                                                      "DEFAULT_TIMING_BUDGET_S"), 30.0),
+    # The paired speed-up's confidence level, the paired protocol's target CI half-width, the
+    # speed rule's margin and the share of the host wait a named call path holds.
+    ("docs/guide.md", "with a 95 %", _code_constant("traceviz.analyze.stats", "DEFAULT_LEVEL"),
+     0.95),
+    ("docs/guide.md", "the 95 % CI of the median",
+     _code_constant("traceviz.analyze.stats", "DEFAULT_LEVEL"), 0.95),
+    ("docs/guide.md", "its 95 % bootstrap CI",
+     _code_constant("traceviz.analyze.stats", "DEFAULT_LEVEL"), 0.95),
+    ("docs/guide.md", "95 % percentile", _code_constant("traceviz.analyze.stats",
+                                                          "DEFAULT_LEVEL"), 0.95),
+    ("docs/guide.md", "speed-up is within ±5 %",
+     _default("traceviz.collect.paired", "PairedSettings", "target_half_width"), 0.05),
+    ("docs/guide.md", "`min_speedup` (3 %)", _threshold("min_speedup"), 0.03),
+    ("docs/guide.md", "below 1 − 3 %", _threshold("min_speedup"), 0.03),
+    ("docs/guide.md", "within ±3 %, else", _threshold("min_speedup"), 0.03),
+    ("docs/guide.md", "at least 10 %** of the", _code_constant(
+        "traceviz.analyze.host_wait.informative", "MIN_PHRASE_SHARE"), 0.1),
+    ("docs/guide.md", "default 80 % of the memory available",
+     _code_constant("traceviz.trace.limits", "DEFAULT_SHARE"), 0.8),
     # The profiled-period ratio that profiler inflation may explain.
     ("docs/guide.md", "inflation can explain (2×)", _threshold("max_profiler_inflation"), 2.0),
     # A launch call that returned this long before its work started makes the gap `queued`.
@@ -106,6 +134,25 @@ CONSTANTS: tuple[tuple[str, str, Callable[[], object], object], ...] = (
      _code_constant("traceviz.analyze.distributed.matching", "MAX_CLOCK_OFFSET_NS"), 60 * 10**9),
     ("docs/metrics.md", "The 60 s bound",
      _code_constant("traceviz.analyze.distributed.matching", "MAX_CLOCK_OFFSET_NS"), 60 * 10**9),
+    # The clock-offset spread warning, the straggler's share and concentration, and the host
+    # wait's call-path shares (icicle cut-off, informative paths, the profiler-overhead note).
+    ("docs/metrics.md", "A spread above 10 % of the median", _code_constant(
+        "traceviz.analyze.distributed.matching", "SPREAD_WARN_SHARE"), 0.10),
+    ("docs/metrics.md", "`clock_offset_spread` at 10 %", _code_constant(
+        "traceviz.analyze.distributed.matching", "SPREAD_WARN_SHARE"), 0.10),
+    ("docs/metrics.md", "`straggler_min_share` (5 %)", _threshold("straggler_min_share"), 0.05),
+    ("docs/metrics.md", "**at least 50 %**", _code_constant(
+        "traceviz.analyze.distributed.metrics", "CONCENTRATION_SHARE"), 0.5),
+    ("docs/metrics.md", "no index reaches 50 %", _code_constant(
+        "traceviz.analyze.distributed.metrics", "CONCENTRATION_SHARE"), 0.5),
+    ("docs/metrics.md", "0.1 % of the host wait are left out", _code_constant(
+        "traceviz.report.host_wait_section", "MIN_PATH_SHARE"), 0.001),
+    ("docs/metrics.md", "**at least 10 %** of the trace's", _code_constant(
+        "traceviz.analyze.host_wait.informative", "MIN_PHRASE_SHARE"), 0.1),
+    ("docs/metrics.md", "below it reaches 10 %", _code_constant(
+        "traceviz.analyze.host_wait.informative", "MIN_PHRASE_SHARE"), 0.1),
+    ("docs/metrics.md", "When it holds at least\n1 % of the host wait", _code_constant(
+        "traceviz.report.host_wait_section", "PROFILER_NOTE_SHARE"), 0.01),
     # The supervisor's waits on a child session (traceviz/collect/runner.py).
     ("docs/reliability.md", "waits at most 10 s", _code_constant("traceviz.collect.runner",
                                                                  "KILL_GRACE_S"), 10.0),
@@ -121,6 +168,10 @@ CONSTANTS: tuple[tuple[str, str, Callable[[], object], object], ...] = (
      _code_constant("traceviz.collect.runner", "BROKEN_GRACE_S"), 10.0),
     ("docs/reliability.md", "were killed 10 s later",
      _code_constant("traceviz.collect.runner", "BROKEN_GRACE_S"), 10.0),
+    # A rank's default share of the memory; the fusion verdict's kernel-drop threshold.
+    ("docs/reliability.md", "Default: 80 % of the memory available",
+     _code_constant("traceviz.trace.limits", "DEFAULT_SHARE"), 0.8),
+    ("docs/reliability.md", "exactly 20 %, but", _threshold("fusion_min_kernel_drop"), 0.2),
     # The benchmarks' own settings: the fuzzer's and the adversarial campaign's time limits,
     # and the synthetic many-steps trace's kernel.
     ("docs/reliability.md", "(60 s; the child is killed)",
@@ -170,6 +221,12 @@ BY_CONSTRUCTION: tuple[tuple[str, str, str], ...] = (
     ("docs/reliability.md", "1 ns too long", "the deliberate mutation adds 1 ns to a period"),
     ("docs/reliability.md", "1 ns on",
      "the edge tests place a timestamp 1 ns either side of each threshold"),
+    ("docs/reliability.md", "then in 30 % of examples",
+     "the fuzzer's construction: benchmarks/fuzz.py mutates the bytes when rng.random() < 0.3"),
+    ("docs/reliability.md", "kernel count fell 20.0%, short of the 20% drop that fusion needs",
+     "the message the code gives for the campaign's example, 20 → 16 kernels"),
+    ("docs/reliability.md", "(5 % or\n500 %?)",
+     "the two readings of the refused bare `5`, an example"),
     ("docs/comparison.md", "from 0.1 ms up", "the headline's printing rule, stated as a rule"),
     ("docs/comparison.md", "5 steps of 20 ms",
      "a hypothetical GPU-bound block, the reader's arithmetic on the lag rule"),
@@ -233,12 +290,16 @@ def test_measured_numbers_in_the_prose_come_from_committed_data(page: str) -> No
         f"lower UNROUTED[{page!r}] to {len(found)}")
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if p not in PERCENT_NOT_YET])
+@pytest.mark.parametrize("page", PAGES)
 def test_percentages_in_the_prose_come_from_committed_data_or_the_code(page: str) -> None:
     found = unrouted(page, (ROOT / page).read_text(encoding="utf-8"), PERCENT)
-    assert not found, (
-        f"{page}: hand-typed percentages; generate them (scripts/docs_outputs.py) or list a "
-        "code constant in CONSTANTS:\n" + "\n".join(found))
+    allowed = PERCENT_UNROUTED.get(page, 0)
+    assert len(found) <= allowed, (
+        f"{page}: {len(found)} hand-typed percentages, at most {allowed} allowed; generate them "
+        "(scripts/docs_outputs.py) or list a code constant in CONSTANTS:\n" + "\n".join(found))
+    assert len(found) == allowed, (
+        f"{page}: {len(found)} hand-typed percentages left, fewer than the {allowed} recorded: "
+        f"lower PERCENT_UNROUTED[{page!r}] to {len(found)}")
 
 
 def test_a_typed_percentage_is_caught_and_a_listed_constant_is_not() -> None:
