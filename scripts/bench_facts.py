@@ -21,6 +21,9 @@ so a page's benchmark numbers are the files' numbers. Subcommands:
   examples per second, class counts, largest peak RSS in MB and the slowest example in s); a
   campaign file with ``parts`` (a run resumed over several calls) gives a row per part, the
   part's first example index and code from the campaign, and a bold total row.
+* ``mode-blocks MODE RUN…``: a mode's paired blocks across run directories
+  (:func:`mode_blocks`); ``block-spreads RUN MODE…``: each mode's paired-block spread in one
+  run directory (:func:`block_spreads`).
 """
 
 from __future__ import annotations
@@ -402,6 +405,18 @@ def mode_blocks(mode: str, runs: list[str]) -> dict[str, Any]:
             "slow": [run for run, r in per.items() if r["fastest_ms"] > 1.2 * floor]}
 
 
+def block_spreads(run: str, modes: list[str]) -> dict[str, float]:
+    """Per mode of run directory ``run``: its paired blocks' p10–p90 over their median (a
+    fraction; p10 and p90 the inclusive-method deciles of the blocks' ms per step)."""
+    manifest = _read(str(Path(run) / "manifest.json"))
+    out = {}
+    for mode in modes:
+        blocks = manifest["modes"][mode]["paired"]["mode_block_ms"]
+        deciles = statistics.quantiles(blocks, n=10, method="inclusive")
+        out[mode] = (deciles[-1] - deciles[0]) / statistics.median(blocks)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) >= 2 and args[0] == "json" and all("=" in a for a in args[1:]):
@@ -423,11 +438,13 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(clocks_facts(args[1])))
     elif len(args) >= 3 and args[0] == "mode-blocks":
         print(json.dumps(mode_blocks(args[1], args[2:])))
+    elif len(args) >= 3 and args[0] == "block-spreads":
+        print(json.dumps(block_spreads(args[1], args[2:])))
     else:
         print("usage: python scripts/bench_facts.py json NAME=FILE… | run-table FILE | "
               "workers-table FILE | inflation-table FILE… | fuzz-table FILE… | "
               "inflation-facts FILE… | placement-facts PLACEMENT PINNED | clocks-facts FILE | "
-              "mode-blocks MODE RUN…", file=sys.stderr)
+              "mode-blocks MODE RUN… | block-spreads RUN MODE…", file=sys.stderr)
         return 2
     return 0
 

@@ -32,6 +32,12 @@ comm/compute overlap of each rank of a multi-rank mode, both ways: HTA's
 and ``traceviz_overlap_pct``, percent; ``None`` where HTA failed, its ``errors`` beside);
 ``overlap-facts RECORD`` prints it with each row also under ``ranks[RUN/MODE/RANK]`` (RUN the
 folder's name) for ``json-format``.
+
+``python scripts/hta_facts.py comm-record OUT.json TRACE…`` (needs the traces, not HTA) records
+the ``communication.overall`` of each trace's ``traceviz report --format json`` (µs; shares
+0–1), with the run's date, machine and traceviz version; ``comm-table COMM_RECORD RECORD``
+renders ``docs/metrics.md``'s overlap table from it and the cross-check record's HTA
+``comm_comp_overlap_pct`` of the same traces (by name), percent with 2 decimals.
 """
 
 from __future__ import annotations
@@ -121,6 +127,43 @@ def overlap_record(out: Path, modes: list[str]) -> dict[str, Any]:
     return doc
 
 
+def comm_record(out: Path, paths: list[Path]) -> dict[str, Any]:
+    """Each trace's ``communication.overall`` as ``traceviz report`` gives it; the record
+    written to ``out``."""
+    import traceviz
+
+    traces = []
+    for path in paths:
+        report = json.loads(subprocess.run(
+            [sys.executable, "-m", "traceviz", "report", str(path), "--format", "json"],
+            capture_output=True, text=True, check=True).stdout)
+        traces.append({"name": path.name.removesuffix(".json.gz").removesuffix(".pt.trace"),
+                       "overall": report["communication"]["overall"]})
+    doc = {"date": time.strftime("%Y-%m-%d"),
+           "machine": f"{platform.node()}, {len(os.sched_getaffinity(0))} cores, Python "
+                      f"{platform.python_version()}",
+           "traceviz_version": traceviz.__version__,
+           "command": "python scripts/hta_facts.py comm-record OUT "
+                      + " ".join(os.path.relpath(p, ROOT) for p in paths),
+           "traces": traces}
+    out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    return doc
+
+
+def comm_table(comm: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    """The overlap table: per trace of ``comm``, traceviz's ``overlap_share`` and
+    ``hta_overlap_share`` beside HTA's ``get_comm_comp_overlap`` from the cross-check record
+    ``doc`` (percent, 2 decimals)."""
+    hta = {t["name"]: t["hta"]["comm_comp_overlap_pct"] for t in doc["traces"]}
+    lines = ["| trace | `overlap_share` (ours) | `hta_overlap_share` | HTA "
+             "`get_comm_comp_overlap` |", "|---|---:|---:|---:|"]
+    for t in comm["traces"]:
+        o = t["overall"]
+        lines.append(f"| `{t['name']}` | {o['overlap_share'] * 100:.2f} % | "
+                     f"{o['hta_overlap_share'] * 100:.2f} % | {hta[t['name']]:.2f} % |")
+    return lines
+
+
 def overlap_facts(doc: dict[str, Any]) -> dict[str, Any]:
     """The overlap record with each row also under ``ranks["RUN/MODE/RANK"]``."""
     return {**doc, "ranks": {f"{r['run']}/{r['mode']}/{r['rank']}": r for r in doc["rows"]}}
@@ -208,12 +251,20 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     usage = ("usage: python scripts/hta_facts.py record OUT.json DIR… | table RECORD FOLDER | "
              "section RECORD TRACE | facts RECORD | overlap-record OUT.json RUN_DIR:MODE… | "
-             "overlap-facts RECORD")
+             "overlap-facts RECORD | comm-record OUT.json TRACE… | comm-table COMM_RECORD "
+             "RECORD")
     if len(args) >= 3 and args[0] == "record":
         record(Path(args[1]), [Path(a) for a in args[2:]])
         return 0
     if len(args) >= 3 and args[0] == "overlap-record":
         overlap_record(Path(args[1]), args[2:])
+        return 0
+    if len(args) >= 3 and args[0] == "comm-record":
+        comm_record(Path(args[1]), [Path(a) for a in args[2:]])
+        return 0
+    if len(args) == 3 and args[0] == "comm-table":
+        comm, doc = (json.loads(Path(a).read_text(encoding="utf-8")) for a in args[1:])
+        print("\n".join(comm_table(comm, doc)))
         return 0
     if len(args) < 2 or args[0] not in ("table", "section", "facts", "overlap-facts"):
         print(usage, file=sys.stderr)

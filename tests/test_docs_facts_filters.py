@@ -1,15 +1,17 @@
 """The prose-filling pieces of the docs pipeline: ``docs_outputs``' ``json-format`` filter,
 ``scripts/suite_facts.py``'s rendering of the recorded test-suite timings and the facts
-``scripts/bench_facts.py`` derives from benchmark records."""
+``scripts/bench_facts.py`` and ``scripts/hta_facts.py`` derive from benchmark records."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from scripts import bench_facts as bench
 from scripts import docs_outputs as d
+from scripts import hta_facts as hta
 from scripts import suite_facts as tiers
 
 DOC = json.dumps({
@@ -82,3 +84,18 @@ def test_the_test_tiers_record_renders_as_pytest_summaries() -> None:
         "# 2026-11-27, a 2-core VM", "$ scripts/test -q",
         "1932 passed, 13 skipped in 135.38s (0:02:15)",
         "[test] the calibration tier, alone on the machine", "1 passed in 321.16s (0:05:21)"]
+
+
+def test_block_spreads_are_the_blocks_p10_to_p90_over_their_median(tmp_path: Path) -> None:
+    blocks = [float(v) for v in range(1, 12)]  # deciles 2 … 10, median 6
+    (tmp_path / "manifest.json").write_text(json.dumps(
+        {"modes": {"compile": {"paired": {"mode_block_ms": blocks}}}}), encoding="utf-8")
+    assert bench.block_spreads(str(tmp_path), ["compile"]) == {"compile": (10 - 2) / 6}
+
+
+def test_the_overlap_table_puts_htas_recorded_value_beside_traceviz_shares() -> None:
+    comm = {"traces": [{"name": "r3", "overall": {"overlap_share": 0.470731,
+                                                  "hta_overlap_share": 0.462372}}]}
+    record = {"traces": [{"name": "other", "hta": {"comm_comp_overlap_pct": None}},
+                         {"name": "r3", "hta": {"comm_comp_overlap_pct": 46.24}}]}
+    assert hta.comm_table(comm, record)[2:] == ["| `r3` | 47.07 % | 46.24 % | 46.24 % |"]
