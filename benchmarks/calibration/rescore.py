@@ -9,9 +9,10 @@ cell's report is first rendered again by the current traceviz from its run direc
 change to the analysis is scored on the same measurements. With ``--reports DIR`` the stored
 JSON reports ``DIR/<cell>.json`` and ``DIR/<cell>.old.json`` (written by the run) are read
 again. With ``--manifests DIR`` (run directories whose traces were not kept:
-``DIR/<cell>/manifest.json``) the Δ host issue of every ``--against`` cell is taken from the
-paired blocks of the run's manifest by :func:`traceviz.analyze.review.version_diff.paired_issue`, as
-the current report does. The cells' truths are built again from the stored probe by the
+``DIR/<cell>/manifest.json``) the Δ host issue and the old → new verdict of every ``--against``
+cell are taken from the paired blocks of the run's manifest by
+:func:`traceviz.analyze.review.version_diff.paired_issue` and ``version_speed``, as the
+current report does. The cells' truths are built again from the stored probe by the
 current :mod:`benchmarks.calibration.cells`.
 """
 
@@ -27,7 +28,12 @@ from typing import Any
 from benchmarks.calibration.cells import rebuilt
 from benchmarks.calibration.run import write_results
 from benchmarks.calibration.score import recovered_against, score
-from traceviz.analyze.review.version_diff import paired_issue
+from traceviz.analyze.review.version_diff import (
+    entry_capture_spread_ns,
+    paired_issue,
+    version_speed,
+)
+from traceviz.analyze.verdicts import Thresholds
 from traceviz.collect.run_files import OLD_DIR
 
 
@@ -38,14 +44,27 @@ def _report_again(run_dir: Path) -> dict[str, Any] | None:
     return json.loads(done.stdout) if done.returncode == 0 and done.stdout else None
 
 
+def _entry(manifest: Path, mode: str) -> dict[str, Any]:
+    if not manifest.is_file():
+        return {}
+    return (json.loads(manifest.read_text()).get("modes") or {}).get(mode) or {}
+
+
 def paired_issue_ns(manifest: Path, mode: str) -> tuple[float, float] | None:
     """OLD's and NEW's unprofiled host issue per step (ns) of ``mode`` from the paired blocks of
     a ``profile --against`` run's manifest (``None``: absent)."""
-    if not manifest.is_file():
-        return None
-    entry = (json.loads(manifest.read_text()).get("modes") or {}).get(mode) or {}
-    pair = paired_issue(entry.get("against"))
+    pair = paired_issue(_entry(manifest, mode).get("against"))
     return None if pair is None else (pair.a * 1e6, pair.b * 1e6)
+
+
+def paired_verdict(manifest: Path, mode: str, min_speedup: float) -> str | None:
+    """The old → new verdict of ``mode`` as the current traceviz gives it from the paired
+    blocks of a ``profile --against`` run's manifest (its band widened where the mode replays
+    CUDA graphs: :func:`traceviz.analyze.review.version_diff.entry_capture_spread_ns`);
+    ``None``: no usable blocks."""
+    entry = _entry(manifest, mode)
+    speed = version_speed(entry.get("against"), min_speedup, entry_capture_spread_ns(entry))
+    return None if speed is None else speed.status
 
 
 def rescore(path: Path, runs: Path | None = None, manifests: Path | None = None,
@@ -69,9 +88,14 @@ def rescore(path: Path, runs: Path | None = None, manifests: Path | None = None,
             old_path = reports / f"{s['cell']}.old.json"
             old_doc = json.loads(old_path.read_text()) if old_path.is_file() else None
             rec = recovered_against(doc, s["mode"], old_doc)
-        if manifests is not None and rec is not None and cells[s["cell"]].nproc == 1 and (
-                issue := paired_issue_ns(manifests / s["cell"] / "manifest.json", s["mode"])):
-            rec = {**rec, "old_host_issue_ns": issue[0], "host_issue_ns": issue[1] - issue[0]}
+        manifest = manifests / s["cell"] / "manifest.json" if manifests is not None else None
+        if manifest is not None and rec is not None and cells[s["cell"]].nproc == 1:
+            if issue := paired_issue_ns(manifest, s["mode"]):
+                rec = {**rec, "old_host_issue_ns": issue[0],
+                       "host_issue_ns": issue[1] - issue[0]}
+            if verdict := paired_verdict(manifest, s["mode"], rec.get("min_speedup") or
+                                         Thresholds().min_speedup):
+                rec = {**rec, "verdict": verdict}
         kept = {k: s[k] for k in ("load_start_1m", "loadavg_1m", "waited_s") if k in s}
         scores.append({**score(cells[s["cell"]], s["mode"], record["device"], rec).to_dict(),
                        **kept})
@@ -84,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("results", nargs="+", type=Path)
     parser.add_argument("--runs", type=Path, help="report each cell's run directory again")
     parser.add_argument("--manifests", type=Path,
-                        help="take Δ host issue from the paired blocks of DIR/<cell>/manifest.json")
+                        help="take Δ host issue and the verdict from the paired blocks of "
+                        "DIR/<cell>/manifest.json")
     parser.add_argument("--reports", type=Path,
                         help="score the stored reports DIR/<cell>.json and DIR/<cell>.old.json")
     args = parser.parse_args(argv)

@@ -192,14 +192,15 @@ def time_spent(modes: Mapping[str, Mapping[str, Any]]) -> list[str]:
 def against_summary(modes: Mapping[str, Mapping[str, Any]], width: int | None) -> Any:
     """``profile --against``'s old → new table from the manifest's mode entries (verdicts at
     the default ``min_speedup``; the report says the same with the run's thresholds)."""
-    from traceviz.analyze.review.version_diff import version_speed
+    from traceviz.analyze.review.version_diff import entry_capture_spread_ns, version_speed
     from traceviz.analyze.verdicts import Thresholds
 
     min_speedup = Thresholds().min_speedup
     rows = []
     for mode, e in modes.items():
         against = e.get("against") or {}
-        s = version_speed(against, min_speedup) if against.get("status") == "ok" else None
+        s = (version_speed(against, min_speedup, entry_capture_spread_ns(e))
+             if against.get("status") == "ok" else None)
         if s is None:
             rows.append((mode, str(against.get("status") or "-"), "-", "-", "-"))
             continue

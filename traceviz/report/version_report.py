@@ -16,7 +16,11 @@ from typing import Any
 
 from traceviz.analyze.review.kernel_diff import ADDED, REMOVED, KernelChange, KernelDiff
 from traceviz.analyze.review.run_diff import RunData
-from traceviz.analyze.review.version_diff import VersionComparison, VersionModeDiff
+from traceviz.analyze.review.version_diff import (
+    CAPTURE_SPREAD_NS,
+    VersionComparison,
+    VersionModeDiff,
+)
 from traceviz.report.kernel_diff_section import kernel_table
 from traceviz.report.model import Section, Table
 from traceviz.report.run_compare_report import (
@@ -115,7 +119,9 @@ def speed_rows(vc: VersionComparison) -> list[tuple[str, ...]]:
             rows.append((d.mode, d.verdict, "–", "–", d.note, "–", separate, _outputs(d),
                          first_change_cell(d)))
             continue
-        rows.append((d.mode, d.verdict, f"{_ms(s.old_ms)} → {_ms(s.new_ms)}",
+        verdict = (f"{d.verdict} (±{s.threshold * 100:.1f} %: graph captures)"
+                   if s.threshold > s.min_speedup else d.verdict)
+        rows.append((d.mode, verdict, f"{_ms(s.old_ms)} → {_ms(s.new_ms)}",
                      f"{s.change * 100:+.1f} %",
                      f"{s.speedup.value:.3f} ({s.speedup.low:.3f}–{s.speedup.high:.3f})",
                      str(s.pairs), separate, _outputs(d), first_change_cell(d)))
@@ -139,7 +145,10 @@ def version_sections(vc: VersionComparison) -> tuple[Section, ...]:
                 "the old one in ABBA pairs in one process. speed-up = old's block time / new's, "
                 "median over pairs (> 1: new is faster), 95 % bootstrap CI over the pairs. "
                 f"faster / slower: the whole CI beyond ±{pct}; unchanged: within; else "
-                "inconclusive. Separate processes: the same change estimated from the two "
+                "inconclusive. A mode that replays CUDA graphs: beyond at least "
+                f"{CAPTURE_SPREAD_NS / 1e3:g} µs per step of the old step (two captures of the "
+                "same kernels replay that far apart), the band shown beside its verdict. "
+                "Separate processes: the same change estimated from the two "
                 "versions' own runs (two-run method, shown beside, not judged). Outputs vs old: "
                 "the two versions' outputs compared when their inputs are equal. Definitions: "
                 "docs/comparison.md, Two versions of a step.", (speed,)),
