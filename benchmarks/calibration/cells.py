@@ -10,12 +10,18 @@ cell           B differs from A by                   truth (per step)
 ``host10``     a host busy-wait of 10 % of the step  host +X, X = 0.10 × the probe's base step
 ``host50``     … 50 %                                host +X (exact by construction)
 ``host200``    … 200 %                               host +X
-``launches``   the tail in 8 ops instead of 1        host + (split − one), same GPU work
-``fused``      the tail's 9-op chain as 2 ops        host + (fused − chain) (negative)
+``launches``   the tail in 8 ops instead of 1, ×R    host + R × (split − one), same GPU work
+``fused``      the tail's 9-op chain as 2 ops, ×R    host + R × (fused − chain) (negative)
 ``gpu``        one more ``tanh(y @ w)`` round        GPU + one round's GPU time (CPU: its cost)
 ``sync``       ``y[0, 0].item()`` once per step      direction only (the wait depends on the
                                                      overlap it removes)
 =============  ====================================  =========================================
+
+``R`` (:func:`tail_reps`): the tail runs ``R`` times on both sides, ``R`` the fewest repeats
+that make the effect's host cost at least :data:`EFFECT_SHARE` of the base step. One tail's
+dispatch costs tens of µs: alone on a 20 ms CPU step it is below any paired measurement's
+resolution (2026-11-28: +31.6 µs injected, CI ±1.2 ms), and a known answer must be larger than
+the instrument's noise for its size to be checked.
 
 Distributed cells (``--nproc 2``, two runs compared; :mod:`benchmarks.calibration.dist_steps`):
 ``straggler`` (rank 1's host +D per step), ``payload4`` (gradient payload ×4) and ``compute2``
@@ -28,6 +34,7 @@ Each side is written as a small file that sets a config and calls the step build
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +45,11 @@ EFFECTS = ("host10", "host50", "host200", "launches", "fused", "gpu", "sync")
 DIST_EFFECTS = ("straggler", "payload4", "compute2")
 #: Host busy-wait of the host cells, as a fraction of the base step.
 HOST_FRACTIONS = {"host10": 0.10, "host50": 0.50, "host200": 2.00}
+#: ``launches`` / ``fused``: the tail is repeated until the effect's host cost is at least this
+#: share of the base step (:func:`tail_reps`).
+EFFECT_SHARE = 0.10
+#: Most repeats of the tail.
+MAX_TAIL_REPS = 128
 #: The repository root (the generated files put it on ``sys.path``).
 REPO = Path(__file__).resolve().parents[2]
 #: Distributed base per device: MLP width, layers, batch rows, payload floats, straggler delay.
@@ -77,9 +89,20 @@ def _target_key(target_us: float) -> str:
     return str(float(target_us))
 
 
+def tail_reps(effect_host_ns: float, base_ns: float) -> int:
+    """The fewest repeats of a tail whose one-time host cost is ``effect_host_ns`` (signed)
+    that reach :data:`EFFECT_SHARE` of the ``base_ns`` step (1 … :data:`MAX_TAIL_REPS`)."""
+    if effect_host_ns == 0:
+        return 1
+    return max(1, min(MAX_TAIL_REPS, math.ceil(EFFECT_SHARE * base_ns / abs(effect_host_ns))))
+
+
 def single_cells(probe: dict[str, Any], targets_us: list[float],
-                 effects: tuple[str, ...] = EFFECTS) -> list[Cell]:
-    """The single-process cells for ``targets_us`` from a probe record."""
+                 effects: tuple[str, ...] = EFFECTS,
+                 reps: int | None = None) -> list[Cell]:
+    """The single-process cells for ``targets_us`` from a probe record; ``reps``: the
+    ``launches`` / ``fused`` tail repeats as a stored cell ran them (``None``: :func:`tail_reps`
+    of the probe's costs)."""
     cells = []
     for target in targets_us:
         key = _target_key(target)
@@ -93,12 +116,14 @@ def single_cells(probe: dict[str, Any], targets_us: list[float],
                 x = round(HOST_FRACTIONS[effect] * base["predicted_ns"])
                 new["spin_ns"] = x
                 truth = {"host_ns": float(x), "gpu_ns": 0.0}
-            elif effect == "launches":
-                new["tail"] = "split"
-                truth = _diff(costs["tail_split"], costs["tail_one"])
-            elif effect == "fused":
-                old["tail"], new["tail"] = "chain", "fused"
-                truth = _diff(costs["tail_fused"], costs["tail_chain"])
+            elif effect in ("launches", "fused"):
+                forms = ("one", "split") if effect == "launches" else ("chain", "fused")
+                old["tail"], new["tail"] = forms
+                one = _diff(costs[f"tail_{forms[1]}"], costs[f"tail_{forms[0]}"])
+                r = reps if reps is not None else tail_reps(one["host_ns"],
+                                                            base["predicted_ns"])
+                old["tail_reps"] = new["tail_reps"] = r
+                truth = {key: r * value for key, value in one.items()}
             elif effect == "gpu":
                 new["extra_rep"] = True
                 truth = dict(costs["rep"])
@@ -111,18 +136,19 @@ def single_cells(probe: dict[str, Any], targets_us: list[float],
             cells.append(Cell(name, effect, float(target), 1, {**old, "name": f"{name} A"},
                               {**new, "name": f"{name} B"}, truth,
                               float(base["predicted_ns"]),
-                              old_cost=_old_cost(costs, base["k"], old["tail"])))
+                              old_cost=_old_cost(costs, base["k"], old["tail"],
+                                                 int(old.get("tail_reps", 1)))))
     return cells
 
 
-def _old_cost(costs: dict[str, dict[str, float]], k: int,
-              form: str) -> dict[str, float] | None:
-    """Side A's step from the probe's parts: ``k`` rounds plus the ``form`` tail (``None``
-    where the probe lacks either)."""
+def _old_cost(costs: dict[str, dict[str, float]], k: int, form: str,
+              reps: int = 1) -> dict[str, float] | None:
+    """Side A's step from the probe's parts: ``k`` rounds plus ``reps`` times the ``form`` tail
+    (``None`` where the probe lacks either)."""
     rep, tail = costs.get("rep"), costs.get(f"tail_{form}")
     if rep is None or tail is None:
         return None
-    return {key: k * rep[key] + tail[key] for key in ("host_ns", "gpu_ns")}
+    return {key: k * rep[key] + reps * tail[key] for key in ("host_ns", "gpu_ns")}
 
 
 def rebuilt(record_cells: list[dict[str, Any]], probe: dict[str, Any] | None,
@@ -136,7 +162,8 @@ def rebuilt(record_cells: list[dict[str, Any]], probe: dict[str, Any] | None,
             out += dist_cells(device, (c["effect"],))
         else:
             assert probe is not None, "single-process results without their probe"
-            out += single_cells(probe, [c["target_us"]], (c["effect"],))
+            out += single_cells(probe, [c["target_us"]], (c["effect"],),
+                                reps=int(c["new"].get("tail_reps", 1)))
     return out
 
 

@@ -257,6 +257,7 @@ def expectation(cell: Cell, mode: str, device: str) -> Expectation:
     if cell.effect in ("launches", "fused"):
         assert truth is not None
         n = float(SPLIT - 1) if cell.effect == "launches" else float(2 - (CHAIN + 1))
+        n *= int(cell.new.get("tail_reps", 1))
         if mode == "cudagraph":
             return Expectation(step_part, 0.0, 0.0, truth["gpu_ns"], kernels(n),
                                "the graph replays either form's kernels in one launch")
@@ -458,7 +459,8 @@ def score(cell: Cell, mode: str, device: str, rec: dict[str, Any] | None,
             and isinstance(rec.get("old_kernels"), (int, float))):
         # one more round of A's own kernels: cuBLAS may run a matmul as two (split-K)
         rounds = int(cell.old["k"])
-        per_round = (rec["old_kernels"] - TAIL_OPS[str(cell.old.get("tail", "one"))]) / rounds
+        tail_ops = TAIL_OPS[str(cell.old.get("tail", "one"))] * int(cell.old.get("tail_reps", 1))
+        per_round = (rec["old_kernels"] - tail_ops) / rounds
         exp = replace(exp, kernels=per_round,
                       why=f"one more round of A's kernels ({per_round:g} per round)")
     s = Score(cell.name, cell.effect, cell.target_us, mode, asdict(exp), rec, None)

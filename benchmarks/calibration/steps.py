@@ -25,6 +25,9 @@ kept, so both sides have the same graph breaks under ``torch.compile``):
               large ``y`` each op's fresh output is page-faulted in, a cost set by the
               allocator's state (on one 2-core VM, 512 × 512: the chain timed alone 3.2 ms,
               the probe 0.3 ms, and 0.7 ms slower than the fused form within the step).
+``tail_reps`` how many times the tail runs, each on the last one's output (default 1; both sides
+              of a ``launches`` or ``fused`` cell repeat it alike, so that the effect is a
+              measurable share of the step: :func:`benchmarks.calibration.cells.tail_reps`).
 ``sync``      ``y[0, 0].item()`` once per step (a device → host copy that waits for the step's
               work so far), in a ``torch.compiler.disable`` function (side A skips the copy).
 """
@@ -91,12 +94,13 @@ def tail(y: torch.Tensor, form: str) -> torch.Tensor:
 
 def build(config: dict[str, Any]) -> dict[str, Any]:
     """The workload interface for ``config`` (keys: ``name``, ``m``, ``k``, ``spin_ns``,
-    ``extra_rep``, ``tail``, ``sync``; module doc)."""
+    ``extra_rep``, ``tail``, ``tail_reps``, ``sync``; module doc)."""
     m, k = int(config["m"]), int(config["k"])
     reps = k + (1 if config.get("extra_rep") else 0)
     spin_ns = int(config.get("spin_ns", 0))
     form = str(config.get("tail", "one"))
     do_sync = bool(config.get("sync", False))
+    reps_tail = int(config.get("tail_reps", 1))
     if form == "split" and m < SPLIT:
         raise ValueError(f"the split tail needs m >= {SPLIT} rows, got m={m}")
 
@@ -110,10 +114,13 @@ def build(config: dict[str, Any]) -> dict[str, Any]:
         for _ in range(reps):
             y = torch.tanh(y @ w)
         sync(y, do_sync)
-        return tail(tail_input(y), form)
+        out = tail_input(y)
+        for _ in range(reps_tail):
+            out = tail(out, form)
+        return out
 
     return {"DESCRIPTION": f"calibration {config['name']}: {reps}x tanh(y@w) on {m}x{m}, "
-                           f"tail {form}, spin {spin_ns} ns, sync {do_sync}",
+                           f"tail {form} x{reps_tail}, spin {spin_ns} ns, sync {do_sync}",
             "RTOL": 1e-3, "ATOL": 1e-4, "make_inputs": make_inputs,
             "step": _named(step, "step")}
 

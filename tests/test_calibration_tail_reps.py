@@ -1,0 +1,82 @@
+"""The ``launches`` / ``fused`` cells repeat their tail until the effect is a measurable share
+of the step (``benchmarks.calibration.cells.tail_reps``), and their truths, costs and kernel
+counts scale with the repeats; a stored cell keeps the repeats it ran with."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from benchmarks.calibration.cells import (  # noqa: E402
+    EFFECT_SHARE,
+    MAX_TAIL_REPS,
+    rebuilt,
+    single_cells,
+    tail_reps,
+)
+from benchmarks.calibration.score import expectation  # noqa: E402
+from benchmarks.calibration.steps import CHAIN, SPLIT, build  # noqa: E402
+
+PROBE = {"bases": {"2000.0": {"m": 64, "k": 4, "predicted_ns": 2_000_000.0}},
+         "effects": {"2000.0": {"rep": {"host_ns": 500_000.0, "gpu_ns": 0.0},
+                                "tail_one": {"host_ns": 5_000.0, "gpu_ns": 0.0},
+                                "tail_split": {"host_ns": 45_000.0, "gpu_ns": 0.0},
+                                "tail_chain": {"host_ns": 50_000.0, "gpu_ns": 0.0},
+                                "tail_fused": {"host_ns": 10_000.0, "gpu_ns": 0.0}}}}
+
+
+@pytest.mark.parametrize(("effect_ns", "base_ns", "reps"), [
+    (40_000.0, 2_000_000.0, 5),      # exactly 10 % after 5: no sixth
+    (40_001.0, 2_000_000.0, 5),
+    (39_999.0, 2_000_000.0, 6),
+    (-40_000.0, 2_000_000.0, 5),     # a negative effect (fusion) by its size
+    (300_000.0, 2_000_000.0, 1),     # already above the share
+    (1.0, 2_000_000.0, MAX_TAIL_REPS),
+    (0.0, 2_000_000.0, 1),
+])
+def test_the_tail_repeats_until_the_effect_reaches_its_share_of_the_step(effect_ns, base_ns,
+                                                                          reps):
+    assert tail_reps(effect_ns, base_ns) == reps
+    if 1 < reps < MAX_TAIL_REPS:
+        assert reps * abs(effect_ns) >= EFFECT_SHARE * base_ns
+        assert (reps - 1) * abs(effect_ns) < EFFECT_SHARE * base_ns
+
+
+def test_launches_and_fused_truths_costs_and_counts_scale_with_the_repeats():
+    launches, fused = single_cells(PROBE, [2000.0], ("launches", "fused"))
+    assert launches.new["tail_reps"] == launches.old["tail_reps"] == 5  # 40 µs → 200 µs
+    assert launches.truth["host_ns"] == 5 * 40_000.0
+    assert launches.old_cost["host_ns"] == 4 * 500_000.0 + 5 * 5_000.0
+    assert fused.new["tail_reps"] == 5 and fused.truth["host_ns"] == -5 * 40_000.0
+    # kernel counts are checked on CUDA (eager's kernels)
+    assert expectation(launches, "eager", "cuda").kernels == 5 * (SPLIT - 1)
+    assert expectation(fused, "cudagraph", "cuda").kernels == 5 * (2 - (CHAIN + 1))
+
+
+def test_a_stored_cell_is_rebuilt_with_the_repeats_it_ran():
+    (stored,) = single_cells(PROBE, [2000.0], ("launches",), reps=1)
+    before = {**stored.to_dict()}
+    before["new"] = {k: v for k, v in before["new"].items() if k != "tail_reps"}  # older record
+    (cell,) = rebuilt([before], PROBE, "cpu")
+    assert cell.new["tail_reps"] == 1 and cell.truth["host_ns"] == 40_000.0
+
+
+@pytest.mark.parametrize(("form", "scale"), [("one", 0.5), ("split", 0.5)])
+def test_a_repeated_tail_is_the_tail_applied_to_its_own_output(form, scale):
+    reps = 3
+    step = build({"name": "t", "m": 16, "k": 1, "tail": form, "tail_reps": reps})
+    x, w = step["make_inputs"](torch.device("cpu"))
+    y = torch.tanh(x @ w)[:32, :32]
+    assert torch.allclose(step["step"](x, w), y * scale ** reps)
+    assert f"x{reps}" in step["DESCRIPTION"]
+
+
+def test_the_fused_and_chain_forms_agree_when_repeated():
+    a = build({"name": "a", "m": 16, "k": 1, "tail": "chain", "tail_reps": 4})
+    b = build({"name": "b", "m": 16, "k": 1, "tail": "fused", "tail_reps": 4})
+    x, w = a["make_inputs"](torch.device("cpu"))
+    assert torch.allclose(a["step"](x, w), b["step"](x, w), rtol=1e-5)
+    assert not math.isclose(float(a["step"](x, w).sum()), 0.0)
