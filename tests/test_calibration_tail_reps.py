@@ -80,3 +80,22 @@ def test_the_fused_and_chain_forms_agree_when_repeated():
     x, w = a["make_inputs"](torch.device("cpu"))
     assert torch.allclose(a["step"](x, w), b["step"](x, w), rtol=1e-5)
     assert not math.isclose(float(a["step"](x, w).sum()), 0.0)
+
+
+def test_a_compiled_gpu_miss_with_fewer_kernels_names_the_builds_not_the_round():
+    from benchmarks.calibration.score import score
+
+    probe = {"bases": {"200.0": {"m": 256, "k": 7, "predicted_ns": 2e5}},
+             "effects": {"200.0": {"rep": {"host_ns": 40_000.0, "gpu_ns": 10_000.0},
+                                   "tail_one": {"host_ns": 5_000.0, "gpu_ns": 1_000.0}}}}
+    (cell,) = single_cells(probe, [200.0], ("gpu",))
+    rec = {"status": "ok", "verdict": "faster", "old_ns": 182_600.0, "new_ns": 151_750.0,
+           "delta_step_ns": -30_850.0, "old_host_issue_ns": 180_000.0,
+           "old_gpu_busy_ns": 60_000.0, "gpu_busy_ns": -1_600.0, "host_issue_ns": -29_500.0,
+           "kernels": -4.0, "old_kernels": 14.0, "speedup": [1.2, 1.19, 1.22],
+           "min_speedup": 0.03}
+    s = score(cell, "max-autotune-no-cudagraphs", "cuda", rec)
+    assert s.checks["direction"] is False
+    assert any("two builds chose different kernels" in c for c in s.context)
+    same_kernels = score(cell, "max-autotune-no-cudagraphs", "cuda", {**rec, "kernels": 2.0})
+    assert not any("builds chose" in c for c in same_kernels.context)

@@ -426,11 +426,26 @@ def miss_context(exp: Expectation, rec: dict[str, Any], expected_ns: float | Non
     if max(abs(old_x), abs(new_x)) < OWN_PROCESS_SHIFT:
         return []
     return [f"the paired Δstep (one process) {rec['delta_step_ns'] / 1e3:+.1f} µs agrees with "
-            f"the expected {expected_ns / 1e3:+.1f} µs; Δhost issue comes from each version's "
-            f"own processes, whose steps were {old_x:+.0%} (old: {rec['own_old_ns'] / 1e3:.1f} "
+            f"the expected {expected_ns / 1e3:+.1f} µs; each version's own processes ran "
+            f"{old_x:+.0%} (old: {rec['own_old_ns'] / 1e3:.1f} "
             f"vs {rec['old_ns'] / 1e3:.1f} µs paired) and {new_x:+.0%} (new: "
             f"{rec['own_new_ns'] / 1e3:.1f} vs {rec['new_ns'] / 1e3:.1f} µs) off the paired "
             "ones: the host's speed differed between processes"]
+
+
+def rebuilt_context(cell: Cell, mode: str, rec: dict[str, Any]) -> list[str]:
+    """Why a ``gpu`` cell's miss in a compiled mode is the build's, where the run's kernel
+    counts say so: one more round of the same work cannot remove kernels, so fewer kernels per
+    step on the new side mean the two builds chose different kernels (max-autotune picks each
+    matmul's kernel per build) and the measured change is theirs, not the round's."""
+    if cell.effect != "gpu" or mode in EAGER_KERNELS:
+        return []
+    delta = rec.get("kernels")
+    if not isinstance(delta, (int, float)) or delta >= 0:
+        return []
+    return [f"the new build runs {delta:+g} kernels per step for one more round: the two "
+            f"builds chose different kernels ({mode} picks each one per build), so the change "
+            "measured is the builds', not the injected round's"]
 
 
 def score(cell: Cell, mode: str, device: str, rec: dict[str, Any] | None,
@@ -480,6 +495,7 @@ def score(cell: Cell, mode: str, device: str, rec: dict[str, Any] | None,
     s.checks["direction"] = verdict in allowed
     if not s.checks["direction"]:
         s.reasons.append(f"direction: {verdict}, expected {' or '.join(allowed)}")
+        s.context += rebuilt_context(cell, mode, rec)
     if exp.part is not None and exp.truth_ns is not None:
         got = rec.get(exp.part)
         if got is None:
