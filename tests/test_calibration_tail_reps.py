@@ -99,3 +99,38 @@ def test_a_compiled_gpu_miss_with_fewer_kernels_names_the_builds_not_the_round()
     assert any("two builds chose different kernels" in c for c in s.context)
     same_kernels = score(cell, "max-autotune-no-cudagraphs", "cuda", {**rec, "kernels": 2.0})
     assert not any("builds chose" in c for c in same_kernels.context)
+
+
+def test_the_probe_times_a_tail_effect_as_a_paired_difference(monkeypatch):
+    """Each call advances a fake clock by its cost; a change in speed between blocks (every
+    other block runs 3x slower) lands on both forms of a pair alike."""
+    from benchmarks.calibration import probe
+
+    now = [0]
+    calls = [0]
+
+    def clock() -> int:
+        return now[0]
+
+    def form(cost_ns: int):
+        def call() -> None:
+            block = calls[0] // probe.CALLS
+            now[0] += cost_ns * (3 if (block // 2) % 2 else 1)
+            calls[0] += 1
+        return call
+
+    monkeypatch.setattr(probe.time, "perf_counter_ns", clock)
+    a, b = form(10_000), form(25_000)
+    calls[0] = -2  # the two untimed warm-up calls
+    diff = probe.paired_diff(a, b, cuda=False)
+    # each pair's two blocks share a speed: 8 of the 15 pairs fast (+15 µs), 7 slow (+45 µs);
+    # the forms' fastest blocks timed apart would differ by 25 − 10 = 15 µs only by luck
+    assert diff == 15_000
+
+
+def test_cells_prefer_the_probes_paired_difference():
+    paired = {**PROBE["effects"]["2000.0"],
+              "tail_split_minus_one": {"host_ns": 100_000.0, "gpu_ns": 0.0}}
+    probe = {**PROBE, "effects": {"2000.0": paired}}
+    (launches,) = single_cells(probe, [2000.0], ("launches",))
+    assert launches.new["tail_reps"] == 2 and launches.truth["host_ns"] == 200_000.0

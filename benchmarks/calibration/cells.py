@@ -17,8 +17,11 @@ cell           B differs from A by                   truth (per step)
                                                      overlap it removes)
 =============  ====================================  =========================================
 
-``R`` (:func:`tail_reps`): the tail runs ``R`` times on both sides, ``R`` the fewest repeats
-that make the effect's host cost at least :data:`EFFECT_SHARE` of the base step. One tail's
+The tail effects' truths are the probe's paired differences of the two forms
+(``tail_split_minus_one``, ``tail_fused_minus_chain``; older probes: the difference of the two
+forms timed one after the other). ``R`` (:func:`tail_reps`): the tail runs ``R`` times on both
+sides, ``R`` the fewest repeats that make the effect's host cost at least
+:data:`EFFECT_SHARE` of the base step. One tail's
 dispatch costs tens of µs: alone on a 20 ms CPU step it is below any paired measurement's
 resolution (2026-11-28: +31.6 µs injected, CI ±1.2 ms), and a known answer must be larger than
 the instrument's noise for its size to be checked.
@@ -119,7 +122,8 @@ def single_cells(probe: dict[str, Any], targets_us: list[float],
             elif effect in ("launches", "fused"):
                 forms = ("one", "split") if effect == "launches" else ("chain", "fused")
                 old["tail"], new["tail"] = forms
-                one = _diff(costs[f"tail_{forms[1]}"], costs[f"tail_{forms[0]}"])
+                one = costs.get(f"tail_{forms[1]}_minus_{forms[0]}") or _diff(
+                    costs[f"tail_{forms[1]}"], costs[f"tail_{forms[0]}"])
                 r = reps if reps is not None else tail_reps(one["host_ns"],
                                                             base["predicted_ns"])
                 old["tail_reps"] = new["tail_reps"] = r

@@ -9,7 +9,8 @@ prints one JSON object:
 ``bases``    per target (µs): the chosen ``m`` and ``k`` (rounds) and the predicted step (ns).
 ``effects``  per target: each effect's cost alone, ``{"host_ns", "gpu_ns"}``: ``rep`` (one more
              round), ``tail_<form>`` (each tail form of :mod:`benchmarks.calibration.steps`),
-             ``sync`` (``y[0, 0].item()``).
+             ``sync`` (``y[0, 0].item()``), and the two tail effects timed as differences,
+             ``tail_split_minus_one`` and ``tail_fused_minus_chain`` (:func:`paired_diff`).
 
 Costs: on the CPU, ``host_ns`` is the wall time per call (the host is the device) and
 ``gpu_ns`` is 0. On CUDA, ``host_ns`` is the host's issue time per call with the GPU idle
@@ -17,6 +18,13 @@ Costs: on the CPU, ``host_ns`` is the wall time per call (the host is the device
 CUDA events, measured with the host far ahead (a sleep kernel queued first), so launch gaps do
 not count. Each is the median over :data:`REPEATS` blocks of :data:`CALLS` calls (the CPU's
 wall time: the fastest block, since other processes sharing the cores only add time).
+
+A tail effect is a difference of two forms' host costs, tens of µs each. Timed one form after
+the other, the two fastest blocks come from different moments of a shared machine: on one
+2-core VM two probes gave the ``launches`` effect as +31.8 and +57.1 µs, while the runs'
+paired step changes read +35 to +38 µs both times. :func:`paired_diff` times the two forms in
+alternating blocks (ABBA, :data:`PAIRS` pairs) and takes the median of the per-pair
+differences, so a change in the machine's speed lands on both forms alike.
 """
 
 from __future__ import annotations
@@ -40,6 +48,8 @@ LADDER = {"cpu": (8, 16, 32, 64, 128, 256, 512),
           "cuda": (8, 64, 256, 512, 1024, 2048, 4096)}
 #: Most rounds per step.
 MAX_K = 8
+#: Pairs of blocks of :func:`paired_diff`.
+PAIRS = 15
 #: Sleep-kernel cycles queued before a GPU measurement (tens of ms on current GPUs).
 HEAD_START_CYCLES = 50_000_000
 
@@ -77,6 +87,33 @@ def _gpu_ns(fn: Callable[[], Any]) -> float:
     return statistics.median(blocks)
 
 
+def _block_ns(fn: Callable[[], Any], cuda: bool) -> float:
+    """Host ns per call over one block of :data:`CALLS` calls (CUDA: from an idle GPU)."""
+    if cuda:
+        torch.cuda.synchronize()
+    t0 = time.perf_counter_ns()
+    for _ in range(CALLS):
+        fn()
+    return (time.perf_counter_ns() - t0) / CALLS
+
+
+def paired_diff(a: Callable[[], Any], b: Callable[[], Any], cuda: bool) -> float:
+    """``b``'s host cost per call minus ``a``'s (ns): the median over :data:`PAIRS` pairs of
+    blocks timed in ABBA order (module doc)."""
+    a()
+    b()
+    diffs = []
+    for i in range(PAIRS):
+        if i % 2:
+            tb, ta = _block_ns(b, cuda), _block_ns(a, cuda)
+        else:
+            ta, tb = _block_ns(a, cuda), _block_ns(b, cuda)
+        diffs.append(tb - ta)
+    if cuda:
+        torch.cuda.synchronize()
+    return statistics.median(diffs)
+
+
 def cost(fn: Callable[[], Any], cuda: bool) -> dict[str, float]:
     """``{"host_ns", "gpu_ns"}`` of one call of ``fn`` (module doc)."""
     return {"host_ns": _host_ns(fn, cuda), "gpu_ns": _gpu_ns(fn) if cuda else 0.0}
@@ -107,6 +144,11 @@ def probe(device_name: str, targets_us: list[float]) -> dict[str, Any]:
         corner = tail_input(y)
         for form in TAIL_OPS:
             found[f"tail_{form}"] = cost(lambda y=corner, form=form: tail(y, form), cuda)
+        for new, old in (("split", "one"), ("fused", "chain")):
+            host = paired_diff(lambda y=corner, f=old: tail(y, f),
+                               lambda y=corner, f=new: tail(y, f), cuda)
+            gpu = found[f"tail_{new}"]["gpu_ns"] - found[f"tail_{old}"]["gpu_ns"]
+            found[f"tail_{new}_minus_{old}"] = {"host_ns": host, "gpu_ns": gpu}
         effects[str(target)] = found
     return {"device": device_name, "torch": torch.__version__,
             "gpu": torch.cuda.get_device_name(device) if cuda else None,
