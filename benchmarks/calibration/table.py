@@ -82,24 +82,27 @@ time only while the process has a core to itself: on an oversubscribed machine e
 costs about (load / cores) µs of wall time (at a load of 8–9 on 2 cores, busy-waits of 250 and
 1,000 µs read +1,035 and +3,899 µs), so a CPU miss names the load it ran under. On CUDA,
 host effects (busy-wait, launches, fusion) are checked in Δhost issue and the extra kernel in
-ΔGPU busy. Δhost issue comes from
-each version's **own** mode processes (not the paired one), so it carries the host's
-between-process spread; where the paired Δstep agrees with the truth and Δhost issue does not,
-the miss says by how much those processes' steps differed from the paired ones.
+ΔGPU busy. Δhost issue comes from the paired blocks of one process, where the run recorded
+them (runs before 2026-11-27's call 3: from each version's **own** mode processes, which carry
+the host's between-process spread; where the paired Δstep agrees with the truth and Δhost issue
+does not, the miss says by how much those processes' steps differed from the paired ones).
 
 **Truths.** Busy-waits and the straggler's delay are exact by construction (X = 10 / 50 / 200 %
 of the probe's base step). The launch, fusion and extra-kernel effects are the probe's timings
 of those ops alone (CPU: fastest of 7 blocks of 50 calls; CUDA: host issue with the GPU idle,
-GPU time between events with the host ahead). Compiled modes build the same kernels from both forms
-of `launches` / `fused` and expect no change; a manual CUDA graph replays eager's kernels
-without the step's Python, so there the busy-wait and the tails' host cost vanish while their
-GPU time and kernel counts stay. The GPU truths are GPU time between two events with the host
-ahead, which includes the GPU's gaps between back-to-back tiny kernels; ΔGPU busy counts
-kernel time only, so for many tiny kernels it reads below the truth (within the 10 µs floor
-here; not a checked part for `launches` / `fused`). `sync`,
-`payload4` and `compute2` are scored on direction only. The fusion truth was checked against
-the run: on one H100 (`fused-20us`, eager) the probe's −60.8 µs agrees with the paired Δstep,
-−64.5 µs, so the model stands and that cell's Δhost issue miss is listed with its reason.
+GPU time between events with the host ahead); since 2026-11-28 the tail effects' host costs are
+timed as paired differences of the two forms (alternating blocks, median of 15 pairs), and the
+tail repeats until the effect is 10 % of the base step (`tail_reps`: below that, a
+dispatch-sized effect on a 20 ms CPU step is inside the paired CI). Compiled modes build the
+same kernels from both forms of `launches` / `fused` and expect no change; a manual CUDA graph
+replays eager's kernels without the step's Python, so there the busy-wait and the tails' host
+cost vanish while their GPU time and kernel counts stay. The GPU truths are GPU time between two
+events with the host ahead, which includes the GPU's gaps between back-to-back tiny kernels;
+ΔGPU busy counts kernel time only, so for many tiny kernels it reads below the truth (within the
+10 µs floor here; not a checked part for `launches` / `fused`). `sync`, `payload4` and
+`compute2` are scored on direction only. The fusion truth was checked against the run: on one
+H100 (`fused-20us`, eager) the probe's −60.8 µs agrees with the paired Δstep, −64.5 µs, so the
+model stands and that cell's Δhost issue miss is listed with its reason.
 
 **Columns.** Per part, *injected → recovered* (µs per step, new − old): Δhost (recovered:
 Δhost issue; on the CPU the injected host time is the step's), ΔGPU (recovered: ΔGPU busy of the
