@@ -24,11 +24,7 @@ the other, the two fastest blocks come from different moments of a shared machin
 2-core VM two probes gave the ``launches`` effect as +31.8 and +57.1 µs, while the runs'
 paired step changes read +35 to +38 µs both times. :func:`paired_diff` times the two forms in
 alternating blocks (ABBA, :data:`PAIRS` pairs) and takes the median of the per-pair
-differences, so a change in the machine's speed lands on both forms alike. On CUDA it times
-them in the state the base step runs in: a GPU-bound base (one round's GPU time above its
-host issue) launches onto a busy GPU, where a launch costs the host more than onto an idle one
-(H100, ``launches-2ms``: 16 µs a launch within the step, 11 µs timed alone from an idle GPU),
-so there each block starts behind a sleep kernel.
+differences, so a change in the machine's speed lands on both forms alike.
 """
 
 from __future__ import annotations
@@ -91,32 +87,27 @@ def _gpu_ns(fn: Callable[[], Any]) -> float:
     return statistics.median(blocks)
 
 
-def _block_ns(fn: Callable[[], Any], cuda: bool, gpu_busy: bool = False) -> float:
-    """Host ns per call over one block of :data:`CALLS` calls (CUDA: from an idle GPU, or with
-    ``gpu_busy`` behind a sleep kernel, so every call launches onto a busy GPU)."""
+def _block_ns(fn: Callable[[], Any], cuda: bool) -> float:
+    """Host ns per call over one block of :data:`CALLS` calls (CUDA: from an idle GPU)."""
     if cuda:
         torch.cuda.synchronize()
-        if gpu_busy:
-            torch.cuda._sleep(HEAD_START_CYCLES)
     t0 = time.perf_counter_ns()
     for _ in range(CALLS):
         fn()
     return (time.perf_counter_ns() - t0) / CALLS
 
 
-def paired_diff(a: Callable[[], Any], b: Callable[[], Any], cuda: bool,
-                gpu_busy: bool = False) -> float:
+def paired_diff(a: Callable[[], Any], b: Callable[[], Any], cuda: bool) -> float:
     """``b``'s host cost per call minus ``a``'s (ns): the median over :data:`PAIRS` pairs of
-    blocks timed in ABBA order (module doc); ``gpu_busy``: each block launches onto a busy GPU
-    (:func:`_block_ns`)."""
+    blocks timed in ABBA order (module doc)."""
     a()
     b()
     diffs = []
     for i in range(PAIRS):
         if i % 2:
-            tb, ta = _block_ns(b, cuda, gpu_busy), _block_ns(a, cuda, gpu_busy)
+            tb, ta = _block_ns(b, cuda), _block_ns(a, cuda)
         else:
-            ta, tb = _block_ns(a, cuda, gpu_busy), _block_ns(b, cuda, gpu_busy)
+            ta, tb = _block_ns(a, cuda), _block_ns(b, cuda)
         diffs.append(tb - ta)
     if cuda:
         torch.cuda.synchronize()
@@ -153,12 +144,9 @@ def probe(device_name: str, targets_us: list[float]) -> dict[str, Any]:
         corner = tail_input(y)
         for form in TAIL_OPS:
             found[f"tail_{form}"] = cost(lambda y=corner, form=form: tail(y, form), cuda)
-        # a launch costs the host more onto a busy GPU than onto an idle one: time the tails'
-        # launches in the state the base step runs in (GPU-bound: the GPU busy)
-        busy = cuda and ladder[m]["gpu_ns"] > ladder[m]["host_ns"]
         for new, old in (("split", "one"), ("fused", "chain")):
             host = paired_diff(lambda y=corner, f=old: tail(y, f),
-                               lambda y=corner, f=new: tail(y, f), cuda, busy)
+                               lambda y=corner, f=new: tail(y, f), cuda)
             gpu = found[f"tail_{new}"]["gpu_ns"] - found[f"tail_{old}"]["gpu_ns"]
             found[f"tail_{new}_minus_{old}"] = {"host_ns": host, "gpu_ns": gpu}
         effects[str(target)] = found
