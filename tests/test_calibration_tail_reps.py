@@ -20,7 +20,7 @@ from benchmarks.calibration.cells import (  # noqa: E402
 from benchmarks.calibration.score import expectation  # noqa: E402
 from benchmarks.calibration.steps import CHAIN, SPLIT, build  # noqa: E402
 
-PROBE = {"bases": {"2000.0": {"m": 64, "k": 4, "predicted_ns": 2_000_000.0}},
+PROBE = {"device": "cpu", "bases": {"2000.0": {"m": 64, "k": 4, "predicted_ns": 2_000_000.0}},
          "effects": {"2000.0": {"rep": {"host_ns": 500_000.0, "gpu_ns": 0.0},
                                 "tail_one": {"host_ns": 5_000.0, "gpu_ns": 0.0},
                                 "tail_split": {"host_ns": 45_000.0, "gpu_ns": 0.0},
@@ -134,3 +134,12 @@ def test_cells_prefer_the_probes_paired_difference():
     probe = {**PROBE, "effects": {"2000.0": paired}}
     (launches,) = single_cells(probe, [2000.0], ("launches",))
     assert launches.new["tail_reps"] == 2 and launches.truth["host_ns"] == 200_000.0
+
+
+def test_on_cuda_the_tail_runs_once():
+    """Many more launches into a GPU-bound step fill the launch queue, whose wait then lands in
+    the host issue time: on CUDA the paired host issue resolves one tail's launches."""
+    cuda = {**PROBE, "device": "cuda"}
+    launches, fused = single_cells(cuda, [2000.0], ("launches", "fused"))
+    assert launches.new["tail_reps"] == fused.new["tail_reps"] == 1
+    assert launches.truth["host_ns"] == 40_000.0

@@ -19,12 +19,15 @@ cell           B differs from A by                   truth (per step)
 
 The tail effects' truths are the probe's paired differences of the two forms
 (``tail_split_minus_one``, ``tail_fused_minus_chain``; older probes: the difference of the two
-forms timed one after the other). ``R`` (:func:`tail_reps`): the tail runs ``R`` times on both
-sides, ``R`` the fewest repeats that make the effect's host cost at least
-:data:`EFFECT_SHARE` of the base step. One tail's
-dispatch costs tens of µs: alone on a 20 ms CPU step it is below any paired measurement's
-resolution (2026-11-28: +31.6 µs injected, CI ±1.2 ms), and a known answer must be larger than
-the instrument's noise for its size to be checked.
+forms timed one after the other). ``R`` (:func:`tail_reps`, on the CPU): the tail runs ``R``
+times on both sides, ``R`` the fewest repeats that make the effect's host cost at least
+:data:`EFFECT_SHARE` of the base step. One tail's dispatch costs tens of µs: alone on a 20 ms
+CPU step it is below any paired measurement's resolution (2026-11-28: +31.6 µs injected, CI ±1.2
+ms), and a known answer must be larger than the instrument's noise for its size to be checked.
+On CUDA ``R`` is 1: the paired host issue time resolves one tail's launches, and many more
+launches into a GPU-bound step fill the launch queue, whose wait then lands in the host issue
+time (2 × H200, ``R`` = 3 to 32 at 2 and 20 ms: Δhost issue 3 to 6.5 × the launches' cost;
+``benchmarks/results/calibration-cuda-h200x2-2026-11-28b/``).
 
 Distributed cells (``--nproc 2``, two runs compared; :mod:`benchmarks.calibration.dist_steps`):
 ``straggler`` (rank 1's host +D per step), ``payload4`` (gradient payload ×4) and ``compute2``
@@ -124,8 +127,9 @@ def single_cells(probe: dict[str, Any], targets_us: list[float],
                 old["tail"], new["tail"] = forms
                 one = costs.get(f"tail_{forms[1]}_minus_{forms[0]}") or _diff(
                     costs[f"tail_{forms[1]}"], costs[f"tail_{forms[0]}"])
-                r = reps if reps is not None else tail_reps(one["host_ns"],
-                                                            base["predicted_ns"])
+                r = reps if reps is not None else (
+                    tail_reps(one["host_ns"], base["predicted_ns"])
+                    if probe.get("device") == "cpu" else 1)
                 old["tail_reps"] = new["tail_reps"] = r
                 truth = {key: r * value for key, value in one.items()}
             elif effect == "gpu":
