@@ -55,7 +55,7 @@ from traceviz.analyze.verdicts import Thresholds
 #: capture_spread.py``): the same calibration step built twice and timed paired as
 #: ``--against`` times two versions, steps of 20 µs to 2.1 ms, 55 repeats in ``cudagraph`` and
 #: ``reduce-overhead``; the largest difference with a CI clear of zero was 2.3 µs per step
-#: (28.0 → 29.8 µs, a 7 % "slowdown" of identical kernels whose versions differed only in
+#: (27.5 → 29.9 µs, an 8 % "slowdown" of identical kernels whose versions differed only in
 #: uncaptured host code) and 2.7 µs on a 2.1 ms step; the calibration cells
 #: ``host10-200us`` / ``host50-200us`` in ``cudagraph`` (injected host time that a graph does
 #: not replay) read +1.2 / +1.3 / +1.5 µs. 4 µs is 1.5 × the largest.
