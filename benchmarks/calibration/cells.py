@@ -26,7 +26,7 @@ CPU step it is below any paired measurement's resolution (2026-11-28: +31.6 µs 
 ms), and a known answer must be larger than the instrument's noise for its size to be checked.
 On CUDA ``R`` is 1: the paired host issue time resolves one tail's launches, and many more
 launches into a GPU-bound step fill the launch queue, whose wait then lands in the host issue
-time (2 × H200, ``R`` = 3 to 32 at 2 and 20 ms: Δhost issue 3 to 6.5 × the launches' cost;
+time (2 × H200, ``R`` = 3 to 35 at 2 and 20 ms: Δhost issue 3 to 6.5 × the launches' cost;
 ``benchmarks/results/calibration-cuda-h200x2-2026-11-28b/``).
 
 Distributed cells (``--nproc 2``, two runs compared; :mod:`benchmarks.calibration.dist_steps`):
