@@ -143,3 +143,13 @@ def test_on_cuda_the_tail_runs_once():
     launches, fused = single_cells(cuda, [2000.0], ("launches", "fused"))
     assert launches.new["tail_reps"] == fused.new["tail_reps"] == 1
     assert launches.truth["host_ns"] == 40_000.0
+
+
+def test_a_compiled_round_on_the_cpu_is_checked_against_the_round_compiled():
+    effects = {**PROBE["effects"]["2000.0"], "rep_compiled": {"host_ns": 300_000.0,
+                                                              "gpu_ns": 0.0}}
+    (gpu,) = single_cells({**PROBE, "effects": {"2000.0": effects}}, [2000.0], ("gpu",))
+    assert expectation(gpu, "compile", "cpu").truth_ns == 300_000.0
+    assert expectation(gpu, "eager", "cpu").truth_ns == 500_000.0
+    (older,) = single_cells(PROBE, [2000.0], ("gpu",))  # a probe without it: the eager round
+    assert expectation(older, "compile", "cpu").truth_ns == 500_000.0

@@ -74,7 +74,11 @@ class Cell:
     only the direction is known (``sync``, ``payload4``, ``compute2``). ``old_cost``: side A's
     step as the probe timed its parts alone (``k`` rounds plus A's tail; same keys), the
     scorer's fallback where a report lacks A's measured host issue or GPU busy; ``None``
-    where the probe did not time them (distributed cells, a fixed probe)."""
+    where the probe did not time them (distributed cells, a fixed probe).
+    ``compiled_truth``: a ``gpu`` cell's truth in the compiled modes on the CPU, the probe's
+    timing of the round under ``torch.compile`` (``rep_compiled``; ``None`` where the probe
+    lacks it): a compiled round is not dispatched op by op, so it costs the host less than the
+    eager round that ``truth`` times."""
 
     name: str
     effect: str
@@ -86,6 +90,7 @@ class Cell:
     base_ns: float  # the probe's predicted base step (ns); distributed: 0 (not probed)
     notes: list[str] = field(default_factory=list)
     old_cost: dict[str, float] | None = None
+    compiled_truth: dict[str, float] | None = None  # ``gpu`` on the CPU: the round compiled
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -118,6 +123,7 @@ def single_cells(probe: dict[str, Any], targets_us: list[float],
         for effect in effects:
             old, new = dict(a), dict(a)
             truth: dict[str, float] | None
+            compiled: dict[str, float] | None = None
             if effect in HOST_FRACTIONS:
                 x = round(HOST_FRACTIONS[effect] * base["predicted_ns"])
                 new["spin_ns"] = x
@@ -135,6 +141,7 @@ def single_cells(probe: dict[str, Any], targets_us: list[float],
             elif effect == "gpu":
                 new["extra_rep"] = True
                 truth = dict(costs["rep"])
+                compiled = costs.get("rep_compiled")
             elif effect == "sync":
                 new["sync"] = True
                 truth = None
@@ -145,7 +152,8 @@ def single_cells(probe: dict[str, Any], targets_us: list[float],
                               {**new, "name": f"{name} B"}, truth,
                               float(base["predicted_ns"]),
                               old_cost=_old_cost(costs, base["k"], old["tail"],
-                                                 int(old.get("tail_reps", 1)))))
+                                                 int(old.get("tail_reps", 1))),
+                              compiled_truth=dict(compiled) if compiled else None))
     return cells
 
 

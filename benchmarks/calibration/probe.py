@@ -9,7 +9,8 @@ prints one JSON object:
 ``bases``    per target (µs): the chosen ``m`` and ``k`` (rounds) and the predicted step (ns).
 ``effects``  per target: each effect's cost alone, ``{"host_ns", "gpu_ns"}``: ``rep`` (one more
              round), ``tail_<form>`` (each tail form of :mod:`benchmarks.calibration.steps`),
-             ``sync`` (``y[0, 0].item()``), and the two tail effects timed as differences,
+             ``sync`` (``y[0, 0].item()``), on the CPU ``rep_compiled`` (the round under
+             ``torch.compile``, timed warm), and the two tail effects timed as differences,
              ``tail_split_minus_one`` and ``tail_fused_minus_chain`` (:func:`paired_diff`).
 
 Costs: on the CPU, ``host_ns`` is the wall time per call (the host is the device) and
@@ -141,6 +142,9 @@ def probe(device_name: str, targets_us: list[float]) -> dict[str, Any]:
         y = torch.tanh(x @ w)
         found = {"rep": cost(lambda y=y, w=w: torch.tanh(y @ w), cuda),
                  "sync": cost(lambda y=y: y[0, 0].item(), cuda)}
+        if not cuda:
+            round_compiled = torch.compile(lambda y, w: torch.tanh(y @ w))
+            found["rep_compiled"] = cost(lambda y=y, w=w, f=round_compiled: f(y, w), cuda)
         corner = tail_input(y)
         for form in TAIL_OPS:
             found[f"tail_{form}"] = cost(lambda y=corner, form=form: tail(y, form), cuda)

@@ -275,6 +275,10 @@ def expectation(cell: Cell, mode: str, device: str) -> Expectation:
         if cuda:
             return Expectation("gpu_busy_ns", truth["gpu_ns"], host, truth["gpu_ns"],
                                kernels(2.0), "probe: one tanh(y @ w) round's GPU time")
+        if mode in (*COMPILED, *TREES) and cell.compiled_truth is not None:
+            host = cell.compiled_truth["host_ns"]
+            return Expectation("delta_step_ns", host, host, 0.0, None,
+                               "probe: one tanh(y @ w) round compiled, timed alone")
         return Expectation("delta_step_ns", truth["host_ns"], truth["host_ns"], 0.0, None,
                            "probe: one tanh(y @ w) round timed alone")
     return Expectation(None, None, None, None, None,
