@@ -76,9 +76,9 @@ class Cell:
     scorer's fallback where a report lacks A's measured host issue or GPU busy; ``None``
     where the probe did not time them (distributed cells, a fixed probe).
     ``compiled_truth``: a ``gpu`` cell's truth in the compiled modes on the CPU, the probe's
-    timing of the round under ``torch.compile`` (``rep_compiled``; ``None`` where the probe
-    lacks it): a compiled round is not dispatched op by op, so it costs the host less than the
-    eager round that ``truth`` times."""
+    timing of one more round within a compiled function (``rep_compiled``; ``None`` where the
+    probe lacks it): a compiled round is not dispatched op by op, so it costs the host other
+    than the eager round that ``truth`` times."""
 
     name: str
     effect: str

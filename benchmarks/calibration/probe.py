@@ -9,8 +9,10 @@ prints one JSON object:
 ``bases``    per target (µs): the chosen ``m`` and ``k`` (rounds) and the predicted step (ns).
 ``effects``  per target: each effect's cost alone, ``{"host_ns", "gpu_ns"}``: ``rep`` (one more
              round), ``tail_<form>`` (each tail form of :mod:`benchmarks.calibration.steps`),
-             ``sync`` (``y[0, 0].item()``), on the CPU ``rep_compiled`` (the round under
-             ``torch.compile``, timed warm), and the two tail effects timed as differences,
+             ``sync`` (``y[0, 0].item()``), on the CPU ``rep_compiled`` (one more round in a
+             compiled function: ``k + 1`` rounds under ``torch.compile`` against ``k``, a
+             paired difference, so the compiled call's own overhead is not counted), and the
+             two tail effects timed as differences,
              ``tail_split_minus_one`` and ``tail_fused_minus_chain`` (:func:`paired_diff`).
 
 Costs: on the CPU, ``host_ns`` is the wall time per call (the host is the device) and
@@ -143,8 +145,11 @@ def probe(device_name: str, targets_us: list[float]) -> dict[str, Any]:
         found = {"rep": cost(lambda y=y, w=w: torch.tanh(y @ w), cuda),
                  "sync": cost(lambda y=y: y[0, 0].item(), cuda)}
         if not cuda:
-            round_compiled = torch.compile(lambda y, w: torch.tanh(y @ w))
-            found["rep_compiled"] = cost(lambda y=y, w=w, f=round_compiled: f(y, w), cuda)
+            base_fn, more_fn = torch.compile(_rounds(k)), torch.compile(_rounds(k + 1))
+            found["rep_compiled"] = {
+                "host_ns": paired_diff(lambda f=base_fn, x=x, w=w: f(x, w),
+                                       lambda f=more_fn, x=x, w=w: f(x, w), cuda),
+                "gpu_ns": 0.0}
         corner = tail_input(y)
         for form in TAIL_OPS:
             found[f"tail_{form}"] = cost(lambda y=corner, form=form: tail(y, form), cuda)
@@ -158,6 +163,17 @@ def probe(device_name: str, targets_us: list[float]) -> dict[str, Any]:
             "gpu": torch.cuda.get_device_name(device) if cuda else None,
             "ladder": {str(m): c for m, c in ladder.items()}, "bases": bases,
             "effects": effects}
+
+
+def _rounds(n: int) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+    """A function of ``n`` rounds of ``y = tanh(y @ w)`` (a new code object per call, so each
+    compiles on its own)."""
+    def rounds(y: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        for _ in range(n):
+            y = torch.tanh(y @ w)
+        return y
+
+    return rounds
 
 
 def _choose(ladder: dict[int, dict[str, float]], target_ns: float) -> tuple[int, int, float]:

@@ -278,7 +278,7 @@ def expectation(cell: Cell, mode: str, device: str) -> Expectation:
         if mode in (*COMPILED, *TREES) and cell.compiled_truth is not None:
             host = cell.compiled_truth["host_ns"]
             return Expectation("delta_step_ns", host, host, 0.0, None,
-                               "probe: one tanh(y @ w) round compiled, timed alone")
+                               "probe: one more round in a compiled function, alone")
         return Expectation("delta_step_ns", truth["host_ns"], truth["host_ns"], 0.0, None,
                            "probe: one tanh(y @ w) round timed alone")
     return Expectation(None, None, None, None, None,
