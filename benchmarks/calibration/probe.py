@@ -60,14 +60,7 @@ HEAD_START_CYCLES = 50_000_000
 def _host_ns(fn: Callable[[], Any], cuda: bool) -> float:
     """Median host time per call (ns); on CUDA the GPU is idle first and not waited for."""
     fn()
-    blocks = []
-    for _ in range(REPEATS):
-        if cuda:
-            torch.cuda.synchronize()
-        t0 = time.perf_counter_ns()
-        for _ in range(CALLS):
-            fn()
-        blocks.append((time.perf_counter_ns() - t0) / CALLS)
+    blocks = [_block_ns(fn, cuda) for _ in range(REPEATS)]
     if cuda:
         torch.cuda.synchronize()
         return statistics.median(blocks)

@@ -50,19 +50,18 @@ def _entry(manifest: Path, mode: str) -> dict[str, Any]:
     return (json.loads(manifest.read_text()).get("modes") or {}).get(mode) or {}
 
 
-def paired_issue_ns(manifest: Path, mode: str) -> tuple[float, float] | None:
-    """OLD's and NEW's unprofiled host issue per step (ns) of ``mode`` from the paired blocks of
-    a ``profile --against`` run's manifest (``None``: absent)."""
-    pair = paired_issue(_entry(manifest, mode).get("against"))
+def paired_issue_ns(entry: dict[str, Any]) -> tuple[float, float] | None:
+    """OLD's and NEW's unprofiled host issue per step (ns) from the paired blocks of a
+    ``profile --against`` run's manifest mode ``entry`` (``None``: absent)."""
+    pair = paired_issue(entry.get("against"))
     return None if pair is None else (pair.a * 1e6, pair.b * 1e6)
 
 
-def paired_verdict(manifest: Path, mode: str, min_speedup: float) -> str | None:
-    """The old → new verdict of ``mode`` as the current traceviz gives it from the paired
-    blocks of a ``profile --against`` run's manifest (its band widened where the mode replays
-    CUDA graphs: :func:`traceviz.analyze.review.version_diff.entry_capture_spread_ns`);
+def paired_verdict(entry: dict[str, Any], min_speedup: float) -> str | None:
+    """The old → new verdict as the current traceviz gives it from the paired blocks of a
+    ``profile --against`` run's manifest mode ``entry`` (its band widened where the mode
+    replays CUDA graphs: :func:`traceviz.analyze.review.version_diff.entry_capture_spread_ns`);
     ``None``: no usable blocks."""
-    entry = _entry(manifest, mode)
     speed = version_speed(entry.get("against"), min_speedup, entry_capture_spread_ns(entry))
     return None if speed is None else speed.status
 
@@ -88,12 +87,12 @@ def rescore(path: Path, runs: Path | None = None, manifests: Path | None = None,
             old_path = reports / f"{s['cell']}.old.json"
             old_doc = json.loads(old_path.read_text()) if old_path.is_file() else None
             rec = recovered_against(doc, s["mode"], old_doc)
-        manifest = manifests / s["cell"] / "manifest.json" if manifests is not None else None
-        if manifest is not None and rec is not None and cells[s["cell"]].nproc == 1:
-            if issue := paired_issue_ns(manifest, s["mode"]):
+        if manifests is not None and rec is not None and cells[s["cell"]].nproc == 1:
+            entry = _entry(manifests / s["cell"] / "manifest.json", s["mode"])
+            if issue := paired_issue_ns(entry):
                 rec = {**rec, "old_host_issue_ns": issue[0],
                        "host_issue_ns": issue[1] - issue[0]}
-            if verdict := paired_verdict(manifest, s["mode"], rec.get("min_speedup") or
+            if verdict := paired_verdict(entry, rec.get("min_speedup") or
                                          Thresholds().min_speedup):
                 rec = {**rec, "verdict": verdict}
         kept = {k: s[k] for k in ("load_start_1m", "loadavg_1m", "waited_s") if k in s}
