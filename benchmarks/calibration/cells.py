@@ -10,16 +10,19 @@ cell           B differs from A by                   truth (per step)
 ``host10``     a host busy-wait of 10 % of the step  host +X, X = 0.10 × the probe's base step
 ``host50``     … 50 %                                host +X (exact by construction)
 ``host200``    … 200 %                               host +X
-``launches``   the tail in 8 ops instead of 1, ×R    host + R × (split − one), same GPU work
-``fused``      the tail's 9-op chain as 2 ops, ×R    host + R × (fused − chain) (negative)
-``gpu``        one more ``tanh(y @ w)`` round        GPU + one round's GPU time (CPU: its cost)
+``launches``   the tail in 8 ops instead of 1, ×R    host: the R tails' split − one, same GPU
+``fused``      the tail's 9-op chain as 2 ops, ×R    host: the R tails' fused − chain (negative)
+``gpu``        N more ``tanh(y @ w)`` rounds         GPU + N rounds' GPU time (CPU: their cost)
 ``sync``       ``y[0, 0].item()`` once per step      direction only (the wait depends on the
                                                      overlap it removes)
 =============  ====================================  =========================================
 
-The tail effects' truths are the probe's paired differences of the two forms
-(``tail_split_minus_one``, ``tail_fused_minus_chain``; older probes: the difference of the two
-forms timed one after the other). ``R`` (:func:`tail_reps`, on the CPU): the tail runs ``R``
+The tail effects' truths are the probe's paired differences of the two forms' host time
+within a loop of the step (``tail_split_minus_one_in_step``, ``tail_fused_minus_chain_in_step``:
+:func:`benchmarks.calibration.probe.in_step_diff`); probes of before 2026-11-28 timed the forms
+alone (``tail_split_minus_one``, ``tail_fused_minus_chain``, times ``R``; older still: the two
+forms one after the other), which missed the steps' own cost of the same ops by up to 2×
+(``docs/calibration.md``). ``R`` (:func:`tail_reps`, on the CPU): the tail runs ``R``
 times on both sides, ``R`` the fewest repeats that make the effect's host cost at least
 :data:`EFFECT_SHARE` of the base step. One tail's dispatch costs tens of µs: alone on a 20 ms
 CPU step it is below any paired measurement's resolution (2026-11-28: +31.6 µs injected, CI ±1.2
@@ -28,6 +31,10 @@ On CUDA ``R`` is 1: the paired host issue time resolves one tail's launches, and
 launches into a GPU-bound step fill the launch queue, whose wait then lands in the host issue
 time (2 × H200, ``R`` = 3 to 35 at 2 and 20 ms: Δhost issue 3 to 6.5 × the launches' cost;
 ``benchmarks/results/calibration-cuda-h200x2-2026-11-28b/``).
+
+``N`` (:func:`extra_rounds`): 1 on CUDA, where a round's GPU time is resolved; on the CPU the
+fewest rounds that reach :data:`EFFECT_SHARE` of the step in every mode (a compiled round cost
++2.8 µs on a 51.4 µs step and read inconclusive, 2026-11-28).
 
 Distributed cells (``--nproc 2``, two runs compared; :mod:`benchmarks.calibration.dist_steps`):
 ``straggler`` (rank 1's host +D per step), ``payload4`` (gradient payload ×4) and ``compute2``
@@ -78,7 +85,8 @@ class Cell:
     ``compiled_truth``: a ``gpu`` cell's truth in the compiled modes on the CPU, the probe's
     timing of one more round within a compiled function (``rep_compiled``; ``None`` where the
     probe lacks it): a compiled round is not dispatched op by op, so it costs the host other
-    than the eager round that ``truth`` times."""
+    than the eager round that ``truth`` times. ``truth_how``: how the probe timed ``truth``
+    where it differs from the effect's default (the tails timed within the step loop)."""
 
     name: str
     effect: str
@@ -91,6 +99,7 @@ class Cell:
     notes: list[str] = field(default_factory=list)
     old_cost: dict[str, float] | None = None
     compiled_truth: dict[str, float] | None = None  # ``gpu`` on the CPU: the round compiled
+    truth_how: str = ""  # how the probe timed ``truth``, where the effect's default differs
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -108,13 +117,23 @@ def tail_reps(effect_host_ns: float, base_ns: float) -> int:
     return max(1, min(MAX_TAIL_REPS, math.ceil(EFFECT_SHARE * base_ns / abs(effect_host_ns))))
 
 
+def extra_rounds(eager_ns: float, compiled_ns: float | None, base_ns: float) -> int:
+    """The ``gpu`` effect's extra rounds on the CPU: the fewest whose cost reaches
+    :data:`EFFECT_SHARE` of the ``base_ns`` step in every mode, by the cheaper of a round's
+    eager and compiled (``compiled_ns``, where probed) host costs (:func:`tail_reps`)."""
+    cheapest = min(abs(eager_ns), abs(compiled_ns)) if compiled_ns is not None else eager_ns
+    return tail_reps(cheapest, base_ns)
+
+
 def single_cells(probe: dict[str, Any], targets_us: list[float],
                  effects: tuple[str, ...] = EFFECTS,
-                 reps: int | None = None) -> list[Cell]:
+                 reps: int | None = None, extra: int | None = None) -> list[Cell]:
     """The single-process cells for ``targets_us`` from a probe record; ``reps``: the
     ``launches`` / ``fused`` tail repeats as a stored cell ran them (``None``: :func:`tail_reps`
-    of the probe's costs)."""
+    of the probe's costs); ``extra``: the ``gpu`` cell's extra rounds as a stored cell ran them
+    (``None``: :func:`extra_rounds` on the CPU, 1 on CUDA)."""
     cells = []
+    cpu = probe.get("device") == "cpu"
     for target in targets_us:
         key = _target_key(target)
         base = probe["bases"][key]
@@ -124,6 +143,7 @@ def single_cells(probe: dict[str, Any], targets_us: list[float],
             old, new = dict(a), dict(a)
             truth: dict[str, float] | None
             compiled: dict[str, float] | None = None
+            how = ""
             if effect in HOST_FRACTIONS:
                 x = round(HOST_FRACTIONS[effect] * base["predicted_ns"])
                 new["spin_ns"] = x
@@ -131,17 +151,28 @@ def single_cells(probe: dict[str, Any], targets_us: list[float],
             elif effect in ("launches", "fused"):
                 forms = ("one", "split") if effect == "launches" else ("chain", "fused")
                 old["tail"], new["tail"] = forms
-                one = costs.get(f"tail_{forms[1]}_minus_{forms[0]}") or _diff(
+                effect_key = f"tail_{forms[1]}_minus_{forms[0]}"
+                one = costs.get(effect_key) or _diff(
                     costs[f"tail_{forms[1]}"], costs[f"tail_{forms[0]}"])
                 r = reps if reps is not None else (
-                    tail_reps(one["host_ns"], base["predicted_ns"])
-                    if probe.get("device") == "cpu" else 1)
+                    tail_reps(one["host_ns"], base["predicted_ns"]) if cpu else 1)
                 old["tail_reps"] = new["tail_reps"] = r
-                truth = {key: r * value for key, value in one.items()}
+                in_step = costs.get(f"{effect_key}_in_step")
+                if in_step is not None and int(in_step["reps"]) == r:
+                    truth = {"host_ns": in_step["host_ns"], "gpu_ns": in_step["gpu_ns"]}
+                    how = "probe: the tail forms timed within the step loop"
+                else:
+                    truth = {key: r * value for key, value in one.items()}
             elif effect == "gpu":
-                new["extra_rep"] = True
-                truth = dict(costs["rep"])
                 compiled = costs.get("rep_compiled")
+                n = extra if extra is not None else (
+                    extra_rounds(costs["rep"]["host_ns"],
+                                 compiled["host_ns"] if compiled else None,
+                                 base["predicted_ns"]) if cpu else 1)
+                new["extra_rep"] = True if n == 1 else n  # one round: as stored cells ran
+                truth = {key: n * value for key, value in costs["rep"].items()}
+                compiled = {key: n * value for key, value in compiled.items()} if compiled \
+                    else None
             elif effect == "sync":
                 new["sync"] = True
                 truth = None
@@ -153,7 +184,8 @@ def single_cells(probe: dict[str, Any], targets_us: list[float],
                               float(base["predicted_ns"]),
                               old_cost=_old_cost(costs, base["k"], old["tail"],
                                                  int(old.get("tail_reps", 1))),
-                              compiled_truth=dict(compiled) if compiled else None))
+                              compiled_truth=dict(compiled) if compiled else None,
+                              truth_how=how))
     return cells
 
 
@@ -179,7 +211,8 @@ def rebuilt(record_cells: list[dict[str, Any]], probe: dict[str, Any] | None,
         else:
             assert probe is not None, "single-process results without their probe"
             out += single_cells(probe, [c["target_us"]], (c["effect"],),
-                                reps=int(c["new"].get("tail_reps", 1)))
+                                reps=int(c["new"].get("tail_reps", 1)),
+                                extra=int(c["new"].get("extra_rep", 1)))
     return out
 
 

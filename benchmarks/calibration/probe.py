@@ -1,6 +1,6 @@
 """Measure this device once, outside traceviz: the base's size per step target and the injected
-effects' costs, each timed alone (the calibration's "truth" where it is not known by
-construction).
+effects' costs, timed alone or within a loop of the step (the calibration's "truth" where it
+is not known by construction).
 
 ``python -m benchmarks.calibration.probe --device cpu|cuda --targets-us 20,200,2000,20000``
 prints one JSON object:
@@ -13,7 +13,10 @@ prints one JSON object:
              compiled function: ``k + 1`` rounds under ``torch.compile`` against ``k``, a
              paired difference, so the compiled call's own overhead is not counted), and the
              two tail effects timed as differences,
-             ``tail_split_minus_one`` and ``tail_fused_minus_chain`` (:func:`paired_diff`).
+             ``tail_split_minus_one`` and ``tail_fused_minus_chain`` (:func:`paired_diff`),
+             and the same timed within the step loop, ``…_in_step`` (:func:`in_step_diff`;
+             with ``reps``, the tail's repeats per step, which its ``host_ns`` is for, as
+             :func:`benchmarks.calibration.cells.tail_reps` sets them).
 
 Costs: on the CPU, ``host_ns`` is the wall time per call (the host is the device) and
 ``gpu_ns`` is 0. On CUDA, ``host_ns`` is the host's issue time per call with the GPU idle
@@ -28,12 +31,20 @@ the other, the two fastest blocks come from different moments of a shared machin
 paired step changes read +35 to +38 µs both times. :func:`paired_diff` times the two forms in
 alternating blocks (ABBA, :data:`PAIRS` pairs) and takes the median of the per-pair
 differences, so a change in the machine's speed lands on both forms alike.
+
+Timed alone, the forms still cost other than within the step: on one 2-core VM one probe read
+the same 32 × 32 ``launches`` tail as +46.0, +54.8, +33.5 and +56.7 µs at four moments while
+the steps' paired changes read +34.3 to +36.8 µs at every size, and on an H200 launches into a
+GPU busy with a 2 ms step cost the host 16 µs each against 11 µs into an idle GPU. So the
+tails' truths are timed where they run, within the step loop (:func:`in_step_diff`): the tail's
+own calls, bracketed by the clock, in a loop of the whole step.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import time
 from collections.abc import Callable
@@ -41,6 +52,7 @@ from typing import Any
 
 import torch
 
+from benchmarks.calibration.cells import tail_reps
 from benchmarks.calibration.steps import TAIL_OPS, tail, tail_input
 
 #: Blocks per measurement, and calls per block.
@@ -53,6 +65,10 @@ LADDER = {"cpu": (8, 16, 32, 64, 128, 256, 512),
 MAX_K = 8
 #: Pairs of blocks of :func:`paired_diff`.
 PAIRS = 15
+#: Shortest in-step block (ms) and most steps in one, as traceviz's paired blocks
+#: (:func:`in_step_diff`).
+BLOCK_MS = 100.0
+MAX_BLOCK_STEPS = 2000
 #: Sleep-kernel cycles queued before a GPU measurement (tens of ms on current GPUs).
 HEAD_START_CYCLES = 50_000_000
 
@@ -98,16 +114,82 @@ def paired_diff(a: Callable[[], Any], b: Callable[[], Any], cuda: bool) -> float
     blocks timed in ABBA order (module doc)."""
     a()
     b()
+    return _paired(lambda: _block_ns(a, cuda), lambda: _block_ns(b, cuda), cuda)
+
+
+def _paired(block_a: Callable[[], float], block_b: Callable[[], float], cuda: bool) -> float:
+    """The median over :data:`PAIRS` pairs of ``block_b() - block_a()``, the pairs' blocks in
+    ABBA order."""
     diffs = []
     for i in range(PAIRS):
         if i % 2:
-            tb, ta = _block_ns(b, cuda), _block_ns(a, cuda)
+            tb, ta = block_b(), block_a()
         else:
-            ta, tb = _block_ns(a, cuda), _block_ns(b, cuda)
+            ta, tb = block_a(), block_b()
         diffs.append(tb - ta)
     if cuda:
         torch.cuda.synchronize()
     return statistics.median(diffs)
+
+
+def in_step_diff(m: int, k: int, forms: tuple[str, str], reps: int,
+                 device: torch.device) -> float:
+    """The host time per step that the tail's ``reps`` repeats take within a loop of the whole
+    step (``k`` rounds on ``m × m``, then the tail), ``forms[1]`` minus ``forms[0]`` (ns).
+
+    Each step reads :func:`time.perf_counter_ns` just before and after its tail, so the
+    tail's calls are timed where they run: after the step's rounds were issued and, on CUDA,
+    with the GPU busy with them (a launch into a busy GPU costs the host more than one into an
+    idle GPU). The blocks are sized and started as traceviz's paired blocks are (at least
+    :data:`BLOCK_MS` of steps, at most :data:`MAX_BLOCK_STEPS`; on CUDA from a synchronized
+    device and one untimed lead-in step, no synchronization within) and paired ABBA
+    (:func:`_paired`)."""
+    cuda = device.type == "cuda"
+    x, w = _matrices(m, device)
+    steps = [_timed_tail_step(x, w, k, form, reps) for form in forms]
+    for step in steps:
+        step()
+    n = _block_steps(steps[0], cuda)
+    return _paired(lambda: _in_step_block(steps[0], n, cuda),
+                   lambda: _in_step_block(steps[1], n, cuda), cuda)
+
+
+def _timed_tail_step(x: torch.Tensor, w: torch.Tensor, k: int, form: str,
+                     reps: int) -> Callable[[], int]:
+    """One step (``k`` rounds, then ``reps`` tails of ``form``) returning its tail's host ns."""
+    def step() -> int:
+        y = x
+        for _ in range(k):
+            y = torch.tanh(y @ w)
+        out = tail_input(y)
+        begin = time.perf_counter_ns()
+        for _ in range(reps):
+            out = tail(out, form)
+        return time.perf_counter_ns() - begin
+
+    return step
+
+
+def _block_steps(step: Callable[[], int], cuda: bool) -> int:
+    """Steps per in-step block: enough for :data:`BLOCK_MS` by a 3-step estimate."""
+    if cuda:
+        torch.cuda.synchronize()
+    begin = time.perf_counter_ns()
+    for _ in range(3):
+        step()
+    if cuda:
+        torch.cuda.synchronize()
+    per_ms = max((time.perf_counter_ns() - begin) / 3 / 1e6, 1e-6)
+    return max(3, min(MAX_BLOCK_STEPS, math.ceil(BLOCK_MS / per_ms)))
+
+
+def _in_step_block(step: Callable[[], int], n: int, cuda: bool) -> float:
+    """Mean tail ns per step over one block of ``n`` steps (CUDA: after a lead-in step from a
+    synchronized device)."""
+    if cuda:
+        torch.cuda.synchronize()
+        step()
+    return sum(step() for _ in range(n)) / n
 
 
 def cost(fn: Callable[[], Any], cuda: bool) -> dict[str, float]:
@@ -151,6 +233,10 @@ def probe(device_name: str, targets_us: list[float]) -> dict[str, Any]:
                                lambda y=corner, f=new: tail(y, f), cuda)
             gpu = found[f"tail_{new}"]["gpu_ns"] - found[f"tail_{old}"]["gpu_ns"]
             found[f"tail_{new}_minus_{old}"] = {"host_ns": host, "gpu_ns": gpu}
+            reps = 1 if cuda else tail_reps(host, predicted)
+            found[f"tail_{new}_minus_{old}_in_step"] = {
+                "host_ns": in_step_diff(m, k, (old, new), reps, device),
+                "gpu_ns": reps * gpu, "reps": float(reps)}
         effects[str(target)] = found
     return {"device": device_name, "torch": torch.__version__,
             "gpu": torch.cuda.get_device_name(device) if cuda else None,

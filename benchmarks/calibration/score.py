@@ -265,7 +265,7 @@ def expectation(cell: Cell, mode: str, device: str) -> Expectation:
             return Expectation(step_part, 0.0, 0.0, 0.0, None,
                                f"{mode} builds the same kernels from either form")
         return Expectation(step_part, truth["host_ns"], truth["host_ns"], truth["gpu_ns"],
-                           kernels(n), "probe: the tail forms timed alone")
+                           kernels(n), cell.truth_how or "probe: the tail forms timed alone")
     if cell.effect == "gpu":
         assert truth is not None
         # a graph replay launches the extra round with the rest: no host cost of its own
@@ -480,8 +480,10 @@ def score(cell: Cell, mode: str, device: str, rec: dict[str, Any] | None,
         rounds = int(cell.old["k"])
         tail_ops = TAIL_OPS[str(cell.old.get("tail", "one"))] * int(cell.old.get("tail_reps", 1))
         per_round = (rec["old_kernels"] - tail_ops) / rounds
-        exp = replace(exp, kernels=per_round,
-                      why=f"one more round of A's kernels ({per_round:g} per round)")
+        extra = int(cell.new.get("extra_rep", 1))
+        rounds_text = "one more round" if extra == 1 else f"{extra} more rounds"
+        exp = replace(exp, kernels=extra * per_round,
+                      why=f"{rounds_text} of A's kernels ({per_round:g} per round)")
     s = Score(cell.name, cell.effect, cell.target_us, mode, asdict(exp), rec, None)
     if cell.effect == "sync" and mode in ("cudagraph", *TREES) and device == "cuda" and (
             rec is None or rec.get("delta_step_ns") is None):

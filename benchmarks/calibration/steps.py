@@ -15,7 +15,10 @@ kept, so both sides have the same graph breaks under ``torch.compile``):
 
 ``spin_ns``   a Python busy-wait (``time.perf_counter_ns`` loop) of that many ns per step, in a
               ``torch.compiler.disable`` function (side A calls it with 0).
-``extra_rep`` one more ``tanh(y @ w)`` round (one more matmul + one pointwise kernel).
+``extra_rep`` one more ``tanh(y @ w)`` round (one more matmul + one pointwise kernel), or as
+              many more as the number given (on the CPU, where one compiled round can be
+              below the paired measurement's resolution:
+              :func:`benchmarks.calibration.cells.extra_rounds`).
 ``tail``      the tail's form: ``one`` (``y * 0.5``: 1 op), ``split`` (the same multiply over
               :data:`SPLIT` row chunks into one output: the same work in ``SPLIT`` ops),
               ``chain`` (``y + 1`` :data:`CHAIN` times, then ``* 0.5``: ``CHAIN + 1`` ops) and
@@ -30,6 +33,16 @@ kept, so both sides have the same graph breaks under ``torch.compile``):
               measurable share of the step: :func:`benchmarks.calibration.cells.tail_reps`).
 ``sync``      ``y[0, 0].item()`` once per step (a device → host copy that waits for the step's
               work so far), in a ``torch.compiler.disable`` function (side A skips the copy).
+
+**One GEMM backend under max-autotune.** ``build`` sets Inductor's
+``max_autotune_gemm_backends`` to ``ATEN``, so the ``max-autotune*`` modes run every matmul on
+cuBLAS, as the other compiled modes do. With Triton's GEMM templates as candidates each build
+chooses per matmul by benchmarking near-equal kernels: on 2 × H200 (2026-11-28) side A of
+``gpu-200us`` ran 6 of its 8 rounds as a template plus a separate ``tanh`` and side B all 9
+with the ``tanh`` fused in, 4 kernels fewer for one more round and 1.20× faster, so the cell's
+two sides differed by more than its effect and it had no known answer. The modes' other parts
+(pointwise autotuning, CUDA-graph trees in ``max-autotune``) are left as they are. Other modes
+read no such setting.
 """
 
 from __future__ import annotations
@@ -67,6 +80,13 @@ def sync(y: torch.Tensor, on: bool) -> None:
         y[0, 0].item()
 
 
+def pin_gemm_backend() -> None:
+    """Run every matmul of a ``max-autotune*`` build on cuBLAS (module doc)."""
+    import torch._inductor.config as inductor_config
+
+    inductor_config.max_autotune_gemm_backends = "ATEN"
+
+
 def tail_input(y: torch.Tensor) -> torch.Tensor:
     """What the tail runs on: ``y`` on a GPU, its ``CPU_TAIL × CPU_TAIL`` corner on the CPU
     (module doc)."""
@@ -96,13 +116,14 @@ def build(config: dict[str, Any]) -> dict[str, Any]:
     """The workload interface for ``config`` (keys: ``name``, ``m``, ``k``, ``spin_ns``,
     ``extra_rep``, ``tail``, ``tail_reps``, ``sync``; module doc)."""
     m, k = int(config["m"]), int(config["k"])
-    reps = k + (1 if config.get("extra_rep") else 0)
+    reps = k + int(config.get("extra_rep", 0))
     spin_ns = int(config.get("spin_ns", 0))
     form = str(config.get("tail", "one"))
     do_sync = bool(config.get("sync", False))
     reps_tail = int(config.get("tail_reps", 1))
     if form == "split" and m < SPLIT:
         raise ValueError(f"the split tail needs m >= {SPLIT} rows, got m={m}")
+    pin_gemm_backend()
 
     def make_inputs(device: torch.device) -> tuple[torch.Tensor, ...]:
         """``x`` (m × m) and ``w`` (m × m, scaled so tanh stays out of saturation)."""
