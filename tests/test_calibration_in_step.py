@@ -49,8 +49,10 @@ def test_in_step_diff_times_only_the_tails_within_the_step(monkeypatch):
     monkeypatch.setattr(probe.time, "perf_counter_ns", lambda: now[0])
     monkeypatch.setattr(probe, "tail", fake_tail)
     monkeypatch.setattr(probe, "tail_input", fake_input)
-    diff = probe.in_step_diff(8, 1, ("one", "split"), 3, torch.device("cpu"))
-    assert diff == 3 * (9_000 - 1_000)
+    found = probe.in_step_diff(8, 1, ("one", "split"), 3, torch.device("cpu"))
+    assert found["host_ns"] == 3 * (9_000 - 1_000)
+    # side A's whole step, timed alike: the rounds' part plus its three tails
+    assert found["old_step_host_ns"] == 1_000_000 + 3 * 1_000
 
 
 def test_in_step_blocks_last_as_long_as_traceviz_blocks(monkeypatch):
@@ -77,6 +79,27 @@ def test_a_cell_takes_the_in_step_truth_when_it_ran_the_same_repeats():
                         _probe("cpu", tail_split_minus_one_in_step=in_step), "cpu")
     assert stored.truth["host_ns"] == 2 * 40_000.0  # other repeats: the alone timing scaled
     assert "alone" in expectation(stored, "eager", "cpu").why
+
+
+def test_an_in_step_truth_scales_with_the_runs_host_speed_in_eager_only():
+    in_step = {"host_ns": 100_000.0, "gpu_ns": 0.0, "reps": 1.0,
+               "old_step_host_ns": 200_000.0}
+    (cell,) = single_cells(_probe("cuda", tail_split_minus_one_in_step=in_step), [2000.0],
+                           ("launches",))
+    assert cell.truth_old_step_ns == 200_000.0
+    rec = {"status": "ok", "verdict": "slower", "old_ns": 300_000.0, "new_ns": 450_000.0,
+           "delta_step_ns": 150_000.0, "old_host_issue_ns": 300_000.0,
+           "old_gpu_busy_ns": 20_000.0, "host_issue_ns": 150_000.0, "kernels": 7.0}
+    s = score(cell, "eager", "cuda", rec)
+    assert s.expected["truth_ns"] == 150_000.0  # 100 µs × 300 / 200: the run's host ran 1.5x
+    assert s.passed and "x 1.50" in s.expected["why"]
+    unscaled = score(cell, "eager", "cuda", {**rec, "old_host_issue_ns": None})
+    assert unscaled.expected["truth_ns"] == 100_000.0
+    assert score(cell, "cudagraph", "cuda", rec).expected["truth_ns"] == 0.0
+    cpu = single_cells(_probe("cpu", tail_split_minus_one_in_step={**in_step, "reps": 5.0}),
+                       [2000.0], ("launches",))[0]
+    cpu_rec = {**rec, "old_host_issue_ns": None, "old_ns": 100_000.0}
+    assert score(cpu, "eager", "cpu", cpu_rec).expected["truth_ns"] == 50_000.0  # old_ns / ref
 
 
 @pytest.mark.parametrize(("eager", "compiled", "rounds"), [

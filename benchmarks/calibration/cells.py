@@ -86,7 +86,10 @@ class Cell:
     timing of one more round within a compiled function (``rep_compiled``; ``None`` where the
     probe lacks it): a compiled round is not dispatched op by op, so it costs the host other
     than the eager round that ``truth`` times. ``truth_how``: how the probe timed ``truth``
-    where it differs from the effect's default (the tails timed within the step loop)."""
+    where it differs from the effect's default (the tails timed within the step loop).
+    ``truth_old_step_ns``: side A's host time per step in the probe's loop that timed
+    ``truth`` (``old_step_host_ns``; ``None`` where ``truth`` was not timed in a step loop),
+    against which the scorer compares the run's host speed."""
 
     name: str
     effect: str
@@ -100,6 +103,7 @@ class Cell:
     old_cost: dict[str, float] | None = None
     compiled_truth: dict[str, float] | None = None  # ``gpu`` on the CPU: the round compiled
     truth_how: str = ""  # how the probe timed ``truth``, where the effect's default differs
+    truth_old_step_ns: float | None = None  # side A's step host time where ``truth`` was timed
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -144,6 +148,7 @@ def single_cells(probe: dict[str, Any], targets_us: list[float],
             truth: dict[str, float] | None
             compiled: dict[str, float] | None = None
             how = ""
+            ref: float | None = None
             if effect in HOST_FRACTIONS:
                 x = round(HOST_FRACTIONS[effect] * base["predicted_ns"])
                 new["spin_ns"] = x
@@ -161,6 +166,7 @@ def single_cells(probe: dict[str, Any], targets_us: list[float],
                 if in_step is not None and int(in_step["reps"]) == r:
                     truth = {"host_ns": in_step["host_ns"], "gpu_ns": in_step["gpu_ns"]}
                     how = "probe: the tail forms timed within the step loop"
+                    ref = in_step.get("old_step_host_ns")
                 else:
                     truth = {key: r * value for key, value in one.items()}
             elif effect == "gpu":
@@ -185,7 +191,7 @@ def single_cells(probe: dict[str, Any], targets_us: list[float],
                               old_cost=_old_cost(costs, base["k"], old["tail"],
                                                  int(old.get("tail_reps", 1))),
                               compiled_truth=dict(compiled) if compiled else None,
-                              truth_how=how))
+                              truth_how=how, truth_old_step_ns=ref))
     return cells
 
 

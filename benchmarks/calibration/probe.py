@@ -16,7 +16,8 @@ prints one JSON object:
              ``tail_split_minus_one`` and ``tail_fused_minus_chain`` (:func:`paired_diff`),
              and the same timed within the step loop, ``…_in_step`` (:func:`in_step_diff`;
              with ``reps``, the tail's repeats per step, which its ``host_ns`` is for, as
-             :func:`benchmarks.calibration.cells.tail_reps` sets them).
+             :func:`benchmarks.calibration.cells.tail_reps` sets them, and
+             ``old_step_host_ns``, side A's whole step timed alike).
 
 Costs: on the CPU, ``host_ns`` is the wall time per call (the host is the device) and
 ``gpu_ns`` is 0. On CUDA, ``host_ns`` is the host's issue time per call with the GPU idle
@@ -114,18 +115,12 @@ def paired_diff(a: Callable[[], Any], b: Callable[[], Any], cuda: bool) -> float
     blocks timed in ABBA order (module doc)."""
     a()
     b()
-    return _paired(lambda: _block_ns(a, cuda), lambda: _block_ns(b, cuda), cuda)
-
-
-def _paired(block_a: Callable[[], float], block_b: Callable[[], float], cuda: bool) -> float:
-    """The median over :data:`PAIRS` pairs of ``block_b() - block_a()``, the pairs' blocks in
-    ABBA order."""
     diffs = []
     for i in range(PAIRS):
         if i % 2:
-            tb, ta = block_b(), block_a()
+            tb, ta = _block_ns(b, cuda), _block_ns(a, cuda)
         else:
-            ta, tb = block_a(), block_b()
+            ta, tb = _block_ns(a, cuda), _block_ns(b, cuda)
         diffs.append(tb - ta)
     if cuda:
         torch.cuda.synchronize()
@@ -133,25 +128,38 @@ def _paired(block_a: Callable[[], float], block_b: Callable[[], float], cuda: bo
 
 
 def in_step_diff(m: int, k: int, forms: tuple[str, str], reps: int,
-                 device: torch.device) -> float:
+                 device: torch.device) -> dict[str, float]:
     """The host time per step that the tail's ``reps`` repeats take within a loop of the whole
-    step (``k`` rounds on ``m × m``, then the tail), ``forms[1]`` minus ``forms[0]`` (ns).
+    step (``k`` rounds on ``m × m``, then the tail), ``forms[1]`` minus ``forms[0]``:
+    ``{"host_ns", "old_step_host_ns"}`` (ns per step).
 
     Each step reads :func:`time.perf_counter_ns` just before and after its tail, so the
     tail's calls are timed where they run: after the step's rounds were issued and, on CUDA,
     with the GPU busy with them (a launch into a busy GPU costs the host more than one into an
     idle GPU). The blocks are sized and started as traceviz's paired blocks are (at least
     :data:`BLOCK_MS` of steps, at most :data:`MAX_BLOCK_STEPS`; on CUDA from a synchronized
-    device and one untimed lead-in step, no synchronization within) and paired ABBA
-    (:func:`_paired`)."""
+    device and one untimed lead-in step, no synchronization within) and paired ABBA:
+    ``host_ns`` is the median over :data:`PAIRS` pairs of the difference of the blocks' mean
+    tail times. ``old_step_host_ns``: the median over the ``forms[0]`` blocks of their host
+    time per step, the wall time of the block's calls (on CUDA the host's issue time, as
+    traceviz defines it), the yardstick by which a run's host speed is compared with the
+    probe's (:func:`benchmarks.calibration.score.host_speed_scale`)."""
     cuda = device.type == "cuda"
     x, w = _matrices(m, device)
     steps = [_timed_tail_step(x, w, k, form, reps) for form in forms]
     for step in steps:
         step()
     n = _block_steps(steps[0], cuda)
-    return _paired(lambda: _in_step_block(steps[0], n, cuda),
-                   lambda: _in_step_block(steps[1], n, cuda), cuda)
+    diffs, old_walls = [], []
+    for i in range(PAIRS):
+        order = (1, 0) if i % 2 else (0, 1)
+        timed = {side: _in_step_block(steps[side], n, cuda) for side in order}
+        diffs.append(timed[1][0] - timed[0][0])
+        old_walls.append(timed[0][1])
+    if cuda:
+        torch.cuda.synchronize()
+    return {"host_ns": statistics.median(diffs),
+            "old_step_host_ns": statistics.median(old_walls)}
 
 
 def _timed_tail_step(x: torch.Tensor, w: torch.Tensor, k: int, form: str,
@@ -183,13 +191,16 @@ def _block_steps(step: Callable[[], int], cuda: bool) -> int:
     return max(3, min(MAX_BLOCK_STEPS, math.ceil(BLOCK_MS / per_ms)))
 
 
-def _in_step_block(step: Callable[[], int], n: int, cuda: bool) -> float:
-    """Mean tail ns per step over one block of ``n`` steps (CUDA: after a lead-in step from a
-    synchronized device)."""
+def _in_step_block(step: Callable[[], int], n: int, cuda: bool) -> tuple[float, float]:
+    """``(tail ns, host ns)`` per step, means over one block of ``n`` steps (CUDA: after a
+    lead-in step from a synchronized device; host ns: the block's calls' wall time, before
+    any synchronization)."""
     if cuda:
         torch.cuda.synchronize()
         step()
-    return sum(step() for _ in range(n)) / n
+    begin = time.perf_counter_ns()
+    tails = sum(step() for _ in range(n))
+    return tails / n, (time.perf_counter_ns() - begin) / n
 
 
 def cost(fn: Callable[[], Any], cuda: bool) -> dict[str, float]:
@@ -235,8 +246,8 @@ def probe(device_name: str, targets_us: list[float]) -> dict[str, Any]:
             found[f"tail_{new}_minus_{old}"] = {"host_ns": host, "gpu_ns": gpu}
             reps = 1 if cuda else tail_reps(host, predicted)
             found[f"tail_{new}_minus_{old}_in_step"] = {
-                "host_ns": in_step_diff(m, k, (old, new), reps, device),
-                "gpu_ns": reps * gpu, "reps": float(reps)}
+                **in_step_diff(m, k, (old, new), reps, device), "gpu_ns": reps * gpu,
+                "reps": float(reps)}
         effects[str(target)] = found
     return {"device": device_name, "torch": torch.__version__,
             "gpu": torch.cuda.get_device_name(device) if cuda else None,

@@ -46,7 +46,10 @@ truth the effect's host cost. On CUDA, host effects (busy-wait, launches, fusion
 * size: ``|recovered − truth| ≤ max(TOL_FRACTION × |truth|, TOL_FLOOR_NS)`` in the checked part
   (CPU ``gpu`` cells in eager: the probe's cost of a round scaled by the run's old step over the
   probe's prediction of it — the probe takes the fastest of 7 blocks of ops alone, the run a
-  paired median of the step);
+  paired median of the step; ``launches`` / ``fused`` in eager, where the probe timed the
+  tails within a loop of the step: the truth scaled by :func:`host_speed_scale`, the run's old
+  step host time over the probe's in that loop — on 4 × H200, 2026-11-28, six eager cells'
+  side-A host time in the run ran 0.61× to 1.44× the probe's timing of the same parts);
 * counts (CUDA, eager and the manual CUDA graph, which replays eager's kernels): Δ kernels per
   step as injected (±0.5); for ``gpu``, one round's kernels as A's own count gives them
   (``(A's kernels − its tail's) / k``: cuBLAS may run a matmul as two kernels, split-K);
@@ -437,6 +440,28 @@ def miss_context(exp: Expectation, rec: dict[str, Any], expected_ns: float | Non
             "ones: the host's speed differed between processes"]
 
 
+def host_speed_scale(cell: Cell, mode: str, device: str,
+                     rec: dict[str, Any] | None) -> float | None:
+    """How much slower (> 1) or faster the run's host ran than the probe's, where a cell's
+    truth is a host cost timed within a loop of the step (``cell.truth_old_step_ns``): the
+    run's old step host time per step (on CUDA its paired host issue time, on the CPU its
+    paired step) over the probe's for the same side-A step, timed the same way. Only in
+    eager, where the tails run op by op as the probe ran them; ``None`` elsewhere or where
+    either side lacks its number.
+
+    Why: the host's speed differs between processes of one machine by more than the size
+    tolerance (4 × H200, 2026-11-28: six eager cells' side-A host time in the run ran 0.61× to
+    1.44× the probe's timing of the same parts), and a truth timed in one process holds for
+    another only at the same speed."""
+    ref = cell.truth_old_step_ns
+    if mode != "eager" or not ref or rec is None:
+        return None
+    run = rec.get("old_host_issue_ns") if device == "cuda" else rec.get("old_ns")
+    if not isinstance(run, (int, float)) or run <= 0:
+        return None
+    return float(run) / ref
+
+
 def rebuilt_context(cell: Cell, mode: str, rec: dict[str, Any]) -> list[str]:
     """Why a ``gpu`` cell's miss in a compiled mode is the build's, where the run's kernel
     counts say so: one more round of the same work cannot remove kernels, so fewer kernels per
@@ -474,6 +499,11 @@ def score(cell: Cell, mode: str, device: str, rec: dict[str, Any] | None,
         exp = replace(exp, truth_ns=exp.truth_ns * scale, host_ns=(exp.host_ns or 0.0) * scale,
                       why=f"probe: one round timed alone, x {scale:.2f} (the run's old step / "
                           "the probe's)")
+    scale = host_speed_scale(cell, mode, device, rec)
+    if scale is not None and exp.truth_ns is not None:
+        exp = replace(exp, truth_ns=exp.truth_ns * scale, host_ns=(exp.host_ns or 0.0) * scale,
+                      why=f"{exp.why}, x {scale:.2f} (the run's old step host time / the "
+                          "probe's)")
     if (cell.effect == "gpu" and exp.kernels is not None and rec is not None
             and isinstance(rec.get("old_kernels"), (int, float))):
         # one more round of A's own kernels: cuBLAS may run a matmul as two (split-K)
