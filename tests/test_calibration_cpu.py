@@ -4,7 +4,9 @@ The calibration tier (``@pytest.mark.calibration``): ``scripts/test --all`` (and
 ``.ci/run``) runs it alone, after every other tier, because its truths are wall time. The cells
 (:mod:`benchmarks.calibration.cells`) are every effect whose CPU truth holds on a quiet 2-core
 machine in ``docs/calibration.md``'s standing table — a host busy-wait of 10, 50 and 200 % of
-the step and one more ``tanh(y @ w)`` round — at 200 µs, 2 ms and 20 ms steps, in eager, with
+the step, the tail in 8 ops instead of 1 (``launches``) and its 9-op chain as 2 (``fused``),
+each repeated until it is 10 % of the step, and one more ``tanh(y @ w)`` round — at 200 µs,
+2 ms and 20 ms steps, in eager, with
 the device probe timing the base and the effects as ``benchmarks.calibration.run`` does. The
 bar: the direction right in every cell (on CI's VM an inconclusive verdict whose paired CI
 holds the expected change is accepted: unresolved, never the wrong way), and the size within
@@ -13,9 +15,9 @@ VM CI gives, the truth inside the paired change's own 95 % CI (a 2 ms busy-wait 
 step read +2.8 ms with a CI of +1.6 to +3.6 ms) — in at least 90 %. A cell that misses is
 measured once more and its second score stands. The committed table
 (``docs/calibration.md``) is scored on the ±25 % bar alone.
-(``launches`` and ``fused`` are not here: their truths are the probe's timings of op dispatch
-alone, which on this VM differ from the same ops within the step by up to 2×; the standing
-table lists them.)
+(``launches`` and ``fused`` joined on 2026-11-28, once their truths were timed within a loop of
+the step: timed alone, op dispatch on this VM differed from the same ops within the step by up
+to 2×.)
 
 The truth is CPU time, and it is wall time only while the process has a core to itself: on an
 oversubscribed machine every CPU µs costs about (load / cores) µs of wall time (at a load of
@@ -39,7 +41,7 @@ from benchmarks.calibration.score import change_ci_ns
 
 #: Longest wait, before each cell, for the load average to fall to the core count (s).
 LOAD_WAIT_S = 120
-EFFECTS = "host10,host50,host200,gpu"
+EFFECTS = "host10,host50,host200,launches,fused,gpu"
 TARGETS_US = "200,2000,20000"
 
 
@@ -79,13 +81,13 @@ def test_injected_effects_are_recovered_on_the_cpu_at_three_step_sizes(tmp_path:
     if peak > cores:
         pytest.skip(f"CPU oversubscribed while a cell ran (load {peak:.1f} on {cores} cores): "
                     "wall-clock truths do not hold")
-    assert len(scores) == 12
+    assert len(scores) == 18
     assert all(s["checks"]["direction"] or _unresolved(s) for s in scores), [
         s["reasons"] for s in scores]
     assert all(s["checks"]["bounded"] for s in scores), [s["reasons"] for s in scores]
     sized = [bool(s["checks"]["size"]) or _within_ci(s) for s in scores
              if s["checks"].get("size") is not None]
-    assert len(sized) == 12 and sum(sized) >= 0.9 * len(sized), [s["reasons"] for s in scores]
+    assert len(sized) == 18 and sum(sized) >= 0.9 * len(sized), [s["reasons"] for s in scores]
 
 
 def _unresolved(s: dict) -> bool:

@@ -41,7 +41,7 @@ INTRO = f"""# Calibration: injected effects of known size
 
 Each cell is a pair of workloads that differ by **one injected effect of known size**
 (`benchmarks/calibration/`: `steps.py` and `dist_steps.py` build the steps, `cells.py` lists the
-pairs and their truths, `probe.py` times the base and the effects alone). A cell is run as
+pairs and their truths, `probe.py` times the base and the effects). A cell is run as
 `traceviz profile B --against A` (distributed cells: `profile A --nproc 2`, `profile B --nproc
 2`, `traceviz compare A B`), its JSON report (and its old version's, `RUN/old`) is read, and
 each mode is scored (`benchmarks/calibration/score.py`):
@@ -88,21 +88,29 @@ the host's between-process spread; where the paired Δstep agrees with the truth
 does not, the miss says by how much those processes' steps differed from the paired ones).
 
 **Truths.** Busy-waits and the straggler's delay are exact by construction (X = 10 / 50 / 200 %
-of the probe's base step). The launch, fusion and extra-kernel effects are the probe's timings
-of those ops alone (CPU: fastest of 7 blocks of 50 calls; CUDA: host issue with the GPU idle,
-GPU time between events with the host ahead); since 2026-11-28 the tail effects' host costs are
-timed as paired differences of the two forms (alternating blocks, median of 15 pairs), and the
-tail repeats until the effect is 10 % of the base step (`tail_reps`: below that, a
-dispatch-sized effect on a 20 ms CPU step is inside the paired CI). Compiled modes build the
-same kernels from both forms of `launches` / `fused` and expect no change; a manual CUDA graph
+of the probe's base step). The launch and fusion effects are the two tail forms' host time
+**within a loop of the step** (probes from 2026-11-28 on: the tail's calls bracketed by the
+clock in each step of blocks sized and started as traceviz's paired blocks, the forms' blocks
+alternating, median of 15 pairs; `probe.in_step_diff`), scaled in eager by how fast the run's
+host ran against the probe's (the run's side-A host issue per step over the probe's for the same
+step, timed alike: `score.host_speed_scale`; two processes of one 4 × H200 host ran the same
+host work 0.61× to 1.44× apart). Older probes timed the forms alone (paired, or one after the
+other), which missed the steps' own cost of the same ops by up to 2×. On the CPU the tail
+repeats until the effect is 10 % of the base step (`tail_reps`: below that, a dispatch-sized
+effect on a 20 ms CPU step is inside the paired CI), and the `gpu` cell adds rounds likewise
+(`extra_rounds`). The extra-kernel effect is the probe's timing of a round alone (CPU: fastest
+of 7 blocks of 50 calls, in the compiled modes one more round within a compiled function;
+CUDA: GPU time between events with the host ahead). Compiled modes build the same kernels from
+both forms of `launches` / `fused` and expect no change (their compiled wrappers can still
+differ in host work: the misses say so); under `max-autotune*` the calibration steps run every
+GEMM on cuBLAS (`steps.pin_gemm_backend`), since with Triton's GEMM templates two builds of one
+step chose different kernels and the cell had no known answer. A manual CUDA graph
 replays eager's kernels without the step's Python, so there the busy-wait and the tails' host
 cost vanish while their GPU time and kernel counts stay. The GPU truths are GPU time between two
 events with the host ahead, which includes the GPU's gaps between back-to-back tiny kernels;
 ΔGPU busy counts kernel time only, so for many tiny kernels it reads below the truth (within the
 10 µs floor here; not a checked part for `launches` / `fused`). `sync`, `payload4` and
-`compute2` are scored on direction only. The fusion truth was checked against the run: on one
-H100 (`fused-20us`, eager) the probe's −60.8 µs agrees with the paired Δstep, −64.5 µs, so the
-model stands and that cell's Δhost issue miss is listed with its reason.
+`compute2` are scored on direction only.
 
 **Columns.** Per part, *injected → recovered* (µs per step, new − old): Δhost (recovered:
 Δhost issue; on the CPU the injected host time is the step's), ΔGPU (recovered: ΔGPU busy of the
