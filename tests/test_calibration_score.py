@@ -171,6 +171,17 @@ def test_an_injected_straggler_must_be_named_and_the_symmetric_run_must_name_non
     assert false_alarm.checks["straggler"] is False
 
 
+def test_the_distributed_cells_run_on_as_many_ranks_as_asked_and_slow_one() -> None:
+    four = dist_cells("cuda", nproc=4)
+    assert [c.name for c in four] == ["straggler-nproc4", "payload4-nproc4", "compute2-nproc4"]
+    assert all(c.nproc == 4 for c in four)
+    (cell,) = rebuilt([four[0].to_dict()], None, "cuda")
+    assert cell.name == "straggler-nproc4" and cell.nproc == 4
+    d = cell.truth["host_ns"]
+    assert score(cell, "eager", "cuda", _dist_rec(d, 2e6, [None, 1])).passed
+    assert not score(cell, "eager", "cuda", _dist_rec(d, 2e6, [None, 3])).passed  # wrong rank
+
+
 def test_in_a_graph_replay_the_stragglers_delay_overlaps_the_previous_replay() -> None:
     """The step becomes max(old step, D + one launch): a 1 ms delay on a 0.53 ms replay adds
     0.47 ms (H200: +0.504 ms measured), in eager all of D."""

@@ -36,7 +36,7 @@ time (2 × H200, ``R`` = 3 to 35 at 2 and 20 ms: Δhost issue 3 to 6.5 × the la
 fewest rounds that reach :data:`EFFECT_SHARE` of the step in every mode (a compiled round cost
 +2.8 µs on a 51.4 µs step and read inconclusive, 2026-11-28).
 
-Distributed cells (``--nproc 2``, two runs compared; :mod:`benchmarks.calibration.dist_steps`):
+Distributed cells (``--nproc N``, two runs compared; :mod:`benchmarks.calibration.dist_steps`):
 ``straggler`` (rank 1's host +D per step), ``payload4`` (gradient payload ×4) and ``compute2``
 (rank 1's MLP run twice).
 
@@ -213,7 +213,7 @@ def rebuilt(record_cells: list[dict[str, Any]], probe: dict[str, Any] | None,
     out = []
     for c in record_cells:
         if c["nproc"] > 1:
-            out += dist_cells(device, (c["effect"],))
+            out += dist_cells(device, (c["effect"],), int(c["nproc"]))
         else:
             assert probe is not None, "single-process results without their probe"
             out += single_cells(probe, [c["target_us"]], (c["effect"],),
@@ -222,8 +222,11 @@ def rebuilt(record_cells: list[dict[str, Any]], probe: dict[str, Any] | None,
     return out
 
 
-def dist_cells(device: str, effects: tuple[str, ...] = DIST_EFFECTS) -> list[Cell]:
-    """The ``--nproc 2`` cells on ``device``."""
+def dist_cells(device: str, effects: tuple[str, ...] = DIST_EFFECTS,
+               nproc: int = 2) -> list[Cell]:
+    """The distributed cells on ``device`` with ``nproc`` ranks (named ``<effect>-nproc<N>``;
+    the straggler and compute effects slow rank :data:`~benchmarks.calibration.dist_steps.
+    SLOW_RANK` alone whatever ``nproc``)."""
     base = dict(DIST_BASE[device])
     delay = base.pop("straggler_ns")
     cells = []
@@ -239,8 +242,8 @@ def dist_cells(device: str, effects: tuple[str, ...] = DIST_EFFECTS) -> list[Cel
             new["compute_x"] = 2
         else:
             raise ValueError(f"unknown distributed effect {effect!r}")
-        name = f"{effect}-nproc2"
-        cells.append(Cell(name, effect, 0.0, 2, {**old, "name": f"{name} A"},
+        name = f"{effect}-nproc{nproc}"
+        cells.append(Cell(name, effect, 0.0, nproc, {**old, "name": f"{name} A"},
                           {**new, "name": f"{name} B"}, truth, 0.0))
     return cells
 

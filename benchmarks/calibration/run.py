@@ -173,7 +173,7 @@ def _selected(args: argparse.Namespace, probe: dict[str, Any] | None) -> list[ce
     if args.nproc > 1:
         effects = cellmod.DIST_EFFECTS if args.effects in ("all", None) else tuple(
             e for e in args.effects.split(",") if e in cellmod.DIST_EFFECTS)
-        return cellmod.dist_cells(args.device, effects)
+        return cellmod.dist_cells(args.device, effects, args.nproc)
     assert probe is not None
     effects = cellmod.EFFECTS if args.effects == "all" else tuple(args.effects.split(","))
     targets = [float(t) for t in args.targets_us.split(",")]
