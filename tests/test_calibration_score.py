@@ -182,6 +182,18 @@ def test_the_distributed_cells_run_on_as_many_ranks_as_asked_and_slow_one() -> N
     assert not score(cell, "eager", "cuda", _dist_rec(d, 2e6, [None, 3])).passed  # wrong rank
 
 
+def test_a_distributed_host_effect_is_expected_in_full_whatever_the_ranks_gpu_busy() -> None:
+    """Ranks in lockstep spend GPU busy waiting in communication kernels: 4.58 ms of it on a
+    2.58 ms step (4 x H200) must not hide the straggler's delay in the expected step."""
+    (cell,) = dist_cells("cuda", ("straggler",), nproc=4)
+    d = cell.truth["host_ns"]
+    rec = {**_dist_rec(d, 2.58e6, [None, 1]), "old_host_issue_ns": 2.55e6,
+           "old_gpu_busy_ns": 4.58e6}
+    s = score(cell, "eager", "cuda", rec)
+    assert s.expected_delta_step_ns == d and s.checks["direction"]
+    assert not score(cell, "eager", "cuda", {**rec, "verdict": "unchanged"}).checks["direction"]
+
+
 def test_in_a_graph_replay_the_stragglers_delay_overlaps_the_previous_replay() -> None:
     """The step becomes max(old step, D + one launch): a 1 ms delay on a 0.53 ms replay adds
     0.47 ms (H200: +0.504 ms measured), in eager all of D."""
