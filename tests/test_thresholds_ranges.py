@@ -39,6 +39,7 @@ DOCUMENTED = {
     "block_tail_allowance_us": "[0, ∞)",
     "gpu_bound_min_compute_share": "[0, 1]",
     "straggler_min_share": "[0, 1]",
+    "straggler_min_host_share": "[0, 1]",
 }
 
 

@@ -618,7 +618,7 @@ def test_ranges_print_in_interval_notation() -> None:
      "fusion_min_kernel_drop, launch_min_wait_share, gpu_bound_busy_share, "
      "max_profiler_inflation, host_bound_max_lag_steps, fusion_min_busy_share, "
      "baseline_drift_margin, block_tail_allowance_us, gpu_bound_min_compute_share, "
-     "straggler_min_share"),
+     "straggler_min_share, straggler_min_host_share"),
     (["fusion_min_busy_drop=0.1", "time_noise_k=2"],
      "threshold fusion_min_busy_drop no longer exists: GPU busy must fall by more than its "
      "step-to-step spread; threshold time_noise_k no longer exists: the speed verdict uses the "

@@ -108,8 +108,11 @@ THRESHOLD_RANGES: dict[str, Range] = {
                                      "may run on after the host's last call"),
     "gpu_bound_min_compute_share": Range(0.0, 1.0, True, True, "a share of the unprofiled "
                                          "step; 0 lets the lag alone decide"),
-    "straggler_min_share": Range(0.0, 1.0, True, True, "a share of the unprofiled step; 0 lets "
-                                 "the CI alone decide"),
+    "straggler_min_share": Range(0.0, 1.0, True, True, "a share of the slowest rank's step; 0 "
+                                 "lets any compute excess beyond the waits' set a straggler "
+                                 "apart by its GPU"),
+    "straggler_min_host_share": Range(0.0, 1.0, True, True, "a share of the unprofiled step; 0 "
+                                      "lets the CI alone decide"),
 }
 
 
@@ -150,10 +153,15 @@ class Thresholds:
     # share of the unprofiled step the lean trace's compute busy must fill for GPU-bound.
     block_tail_allowance_us: float = 150.0
     gpu_bound_min_compute_share: float = 0.5
+    # A straggler is set apart by its GPU when its compute busy exceeds its peers' by more than
+    # its waits do and by at least this share of the step (one rank's compute x2;
+    # traceviz.analyze.distributed.metrics.relative_cause).
+    straggler_min_share: float = 0.05
     # A host-caused straggler is named only when, without the profiler, its host issue time per
     # step exceeds the median of the other ranks' by at least this share of the unprofiled
-    # step (traceviz.analyze.distributed.bounding.straggler_check names the calibration cells).
-    straggler_min_share: float = 0.05
+    # step: more than identical processes' host speed differs (traceviz.analyze.distributed.
+    # bounding.straggler_check names the calibration cells).
+    straggler_min_host_share: float = 0.15
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -320,7 +320,7 @@ def confirmed_stragglers(inp: ModeInput, base: ModeInput, t: Thresholds
     causes = (straggler_cause(base.ranks, t.straggler_min_share),
               straggler_cause(inp.ranks, t.straggler_min_share))
     b, m = confirm_stragglers(_get(inp.manifest, "paired"), (base.bounding, inp.bounding),
-                              causes, t.straggler_min_share)
+                              causes, t.straggler_min_host_share)
     return (replace(inp, bounding=m, ranks=without_unconfirmed(inp.ranks, m)),
             replace(base, bounding=b, ranks=without_unconfirmed(base.ranks, b)))
 

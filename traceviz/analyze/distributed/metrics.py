@@ -13,7 +13,7 @@ ranks of ``reports/ddp_mlp``: rank 1 1.5–5.4 ms late in every profiled step of
 comparison names the run straggler as the rank that bounds a step only when, set apart from its
 peers by its host (:func:`relative_cause`), the unprofiled lockstep blocks confirm it
 (:mod:`traceviz.analyze.distributed.bounding`: its host issue time per step above its peers' by
-``straggler_min_share`` of the step, the CI above 0); set apart by its GPU, or without per-rank
+``straggler_min_host_share`` of the step, the CI above 0); set apart by its GPU, or without per-rank
 issue times, the profiled rule here stands.
 """
 
