@@ -79,6 +79,7 @@ def test_the_headline_names_the_straggler_and_its_exposed_communication(rank_dir
                        # rank traces given directly: no unprofiled timing to check it by
                        "straggler_rule": [PROFILED_LATENESS, PROFILED_LATENESS],
                        "late_under_profiler_only": [None, None],
+                       "late_without_profiler_only": [None, None],
                        "straggler_check": [None, None]}
     doc = json.loads(render(comparison, report, "json"))
     assert doc["headline"]["compile"]["ranks"] == h.ranks  # every headline number in JSON

@@ -31,6 +31,7 @@ from traceviz.analyze.distributed.bounding import (
     UNPROFILED_ISSUE,
     BoundingRank,
     StragglerCheck,
+    as_evidence,
     bounding_rank,
     confirm_stragglers,
     headline_clause,
@@ -175,6 +176,36 @@ def test_a_gpu_straggler_or_one_without_per_rank_times_keeps_the_profiled_rule()
         SLOW0, SLOW0)  # no straggler: nothing to check
 
 
+RANK0, RANK1 = BoundingRank(0, SLOWEST, 5.0), BoundingRank(1, SLOWEST, 7.0)
+NO_STRAGGLER = BoundingRank(0, SLOWEST, 5.0, others=(RANK0, RANK1))
+
+
+def test_a_straggler_the_profiled_steps_missed_is_named_by_the_unprofiled_issue_times():
+    """4 x H200, ``straggler-nproc4`` side B in cudagraph: no rank late in the profiled steps,
+    while without the profiler rank 1 issued 1.03 ms per step against its peers' 0.74 ms."""
+    base, mode = confirm_stragglers(CONFIRMING, (NO_STRAGGLER, NO_STRAGGLER), (None, None),
+                                    SHARE)
+    assert base == NO_STRAGGLER  # the baseline side: alike
+    assert (mode.rank, mode.rule, mode.named_by) == (1, STRAGGLER, UNPROFILED_ISSUE)
+    assert mode.late_without_profiler_only and mode.exposed_comm_ns == 7.0  # rank 1's own
+    assert mode.check is not None and mode.check.confirmed
+    assert headline_clause(base, mode, exposed=False) == (
+        "rank 1 bounds the step (the straggler without the profiler: its host issue is 0.41 "
+        "ms/step above its peers' (not late at its collectives in the profiled steps); "
+        "baseline: rank 0, slowest period); the parts above are from its trace")
+    assert as_evidence(base, mode)["late_without_profiler_only"] == [None, 1]
+
+
+def test_no_straggler_is_named_where_the_unprofiled_ranks_are_alike_or_unknown():
+    alike = {**CONFIRMING, "rank_mode_issue_ms": CONFIRMING["rank_baseline_issue_ms"]}
+    for paired in (alike, {"pairs": 3}, None):
+        assert confirm_stragglers(paired, (NO_STRAGGLER, NO_STRAGGLER), (None, None),
+                                  SHARE) == (NO_STRAGGLER, NO_STRAGGLER)
+    # without the run's other ranks (a bounding rank built by hand) nothing is named either
+    assert confirm_stragglers(CONFIRMING, (SLOW0, SLOW0), (None, None), SHARE) == (SLOW0,
+                                                                                  SLOW0)
+
+
 def test_the_relative_cause_is_what_sets_the_straggler_apart_from_its_peers():
     ms = 1e6
     # one rank's compute ×2 (4 → 8 ms of a 10 ms step): its compute stands out, not its waits
@@ -210,7 +241,8 @@ US = 1_000
 MS = 1_000_000
 
 
-def inputs(tmp_path: Path, rank_issue_mode: list[list[float]]) -> list[ModeInput]:
+def inputs(tmp_path: Path, rank_issue_mode: list[list[float]],
+           straggler: int | None = 1) -> list[ModeInput]:
     """eager / compile on two hand-built ranks (rank 1 late at the all-reduce, rank 0 the
     longer period), rank 1 the profiled straggler of both, set apart by its host (waits
     0.9 ms/step above its peer's); the mode's blocks record ``rank_issue_mode``."""
@@ -224,11 +256,11 @@ def inputs(tmp_path: Path, rank_issue_mode: list[list[float]]) -> list[ModeInput
     timing = {"median_ms": 1.0, "p10_ms": 0.99, "p90_ms": 1.01}
     return [ModeInput("eager", None, e[1][1], {"status": "ok", "timing": timing}, None,
                       LaunchEvidence(1, 0.9 * MS, 0.8 * MS, 1.0 * MS, host),
-                      bounding=bounding_rank(e, 1)),
+                      bounding=bounding_rank(e, straggler)),
             ModeInput("compile", None, c[1][1],
                       {"status": "ok", "timing": {**timing, "median_ms": 0.5}, "paired": paired},
                       None, LaunchEvidence(1, 0.4 * MS, 0.3 * MS, 0.5 * MS, host),
-                      bounding=bounding_rank(c, 1))]
+                      bounding=bounding_rank(c, straggler))]
 
 
 def test_through_compare_an_unconfirmed_straggler_is_not_named(tmp_path: Path):
@@ -258,3 +290,19 @@ def test_through_compare_a_confirmed_straggler_is_named_with_its_excess(tmp_path
     assert h.ranks is not None and h.ranks["straggler_rule"] == [UNPROFILED_ISSUE] * 2
     launch = next(v for v in c.verdicts if v.kind == "launch")
     assert launch.evidence["straggler_host_wait_us"] == [900.0, 400.0]
+
+
+def test_through_compare_a_straggler_only_the_unprofiled_times_show_is_named(tmp_path: Path):
+    """No profiled straggler on either side; the blocks show rank 1's host above rank 0's on
+    both sides (baseline 0.94 against 0.50 ms per step, mode 0.44 against 0.13): both name it."""
+    c = compare(inputs(tmp_path, [[0.125, 0.4375]] * 8, straggler=None))
+    (h,) = c.headlines
+    assert ("rank 1 bounds the step (the straggler without the profiler: its host issue is "
+            "0.31 ms/step above its peers' (not late at its collectives in the profiled "
+            "steps)); the parts above are from its trace") in h.text
+    assert h.ranks is not None and h.ranks["late_without_profiler_only"] == [1, 1]
+    assert h.ranks["straggler_rule"] == [UNPROFILED_ISSUE, UNPROFILED_ISSUE]
+    launch = next(v for v in c.verdicts if v.kind == "launch")
+    assert launch.evidence["bounding_rank"] == [1, 1]
+    alike = compare(inputs(tmp_path / "alike", [[0.4375, 0.4375]] * 8, straggler=None))
+    assert alike.headlines[0].ranks["late_without_profiler_only"] == [1, None]

@@ -20,6 +20,15 @@ per-rank lists (older manifests, rank traces given directly) and for a ``gpu`` c
 issue time need not differ: one rank's compute ×2) the profiled rule stands.
 :attr:`BoundingRank.named_by` says which rule named it.
 
+**A straggler the profiled steps did not show is named without the profiler.** Where no rank
+was late across the profiled steps, the rank with the largest unprofiled host issue time on a
+side is that side's straggler when :func:`straggler_check` confirms it
+(:attr:`BoundingRank.late_without_profiler_only`). The profiled steps can hide a host delay
+that the unprofiled blocks show: 4 × H200, calibration cell ``straggler-nproc4`` side B in
+``cudagraph`` (rank 1's host +1 ms per step before each replay), every rank's profiled period
+570 µs and no rank late, while without the profiler rank 1 issued 1.03 ms per step against its
+peers' 0.74 ms.
+
 **Exposed communication per step** of the bounding rank: the median, over its steps with GPU
 work, of its own trace's ``exposed_comm`` (``docs/metrics.md``, "Communication, one trace":
 ``|M \\ C|``, the time its GPU did communication and nothing else, the whole collective kernel);
@@ -123,6 +132,12 @@ class BoundingRank:
     late_under_profiler: int | None = None
     #: rule STRAGGLER: the bounding rank were there no straggler (the slowest rank)
     without_straggler: BoundingRank | None = field(default=None, compare=False, repr=False)
+    #: rule STRAGGLER: named by the unprofiled issue times alone, not late at its collectives
+    #: in the profiled steps (:func:`confirm_stragglers`)
+    late_without_profiler_only: bool = False
+    #: every rank of the run as a bounding rank of its own (rule SLOWEST), which the unprofiled
+    #: check may name (:func:`bounding_rank`)
+    others: tuple[BoundingRank, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def named_by(self) -> str | None:
@@ -147,13 +162,15 @@ def bounding_rank(ranked: Sequence[tuple[int, Analysis]], straggler: int | None
     if not ranked:
         return None
     by_rank = dict(ranked)
+    others = tuple(_of(r, SLOWEST, a) for r, a in ranked)
     slowest = ranked[slowest_rank_index([a for _, a in ranked])][0]
-    without = _of(slowest, SLOWEST, by_rank[slowest])
+    without = replace(_of(slowest, SLOWEST, by_rank[slowest]), others=others)
     if straggler is None or straggler not in by_rank:
         return without
     if straggler == slowest:
         return replace(without, rule=STRAGGLER, without_straggler=without)
-    return replace(_of(straggler, STRAGGLER, by_rank[straggler]), without_straggler=without)
+    return replace(_of(straggler, STRAGGLER, by_rank[straggler]), without_straggler=without,
+                   others=others)
 
 
 def _of(rank: int, rule: str, a: Analysis) -> BoundingRank:
@@ -272,7 +289,11 @@ def confirm_stragglers(paired: Any, bounding: tuple[BoundingRank, BoundingRank],
 
 def _confirmed(paired: Any, side: str, b: BoundingRank, cause: str | None,
                min_share: float) -> BoundingRank:
-    if b.rule != STRAGGLER or cause != "host" or not isinstance(paired, dict):
+    if not isinstance(paired, dict):
+        return b
+    if b.rule != STRAGGLER:
+        return _nominated(paired, side, b, min_share)
+    if cause != "host":
         return b
     check = straggler_check(paired, side, b.rank, min_share)
     if check is None:
@@ -284,6 +305,23 @@ def _confirmed(paired: Any, side: str, b: BoundingRank, cause: str | None,
     return replace(fallback, check=check, late_under_profiler=b.rank, without_straggler=None)
 
 
+def _nominated(paired: dict[str, Any], side: str, b: BoundingRank,
+               min_share: float) -> BoundingRank:
+    """Without a profiled straggler: the rank whose unprofiled host issue time per step is the
+    largest on ``side``, named the straggler when :func:`straggler_check` confirms it (module
+    docstring), else ``b``."""
+    issue = _matrix(paired.get(f"rank_{side}_issue_ms"), _count(paired.get("pairs")))
+    if issue is None or issue.shape[1] < 2:
+        return b
+    rank = int(np.argmax(np.median(issue, axis=0)))
+    check = straggler_check(paired, side, rank, min_share)
+    own = next((o for o in b.others if o.rank == rank), None)
+    if check is None or not check.confirmed or own is None:
+        return b
+    return replace(own, rule=STRAGGLER, check=check, late_without_profiler_only=True,
+                   without_straggler=b, others=b.others)
+
+
 def _per_step(ms: float) -> str:
     return f"{ms:,.2f} ms/step" if abs(ms) >= 0.1 else f"{ms * 1000:,.1f} µs/step"
 
@@ -293,6 +331,10 @@ def _why(b: BoundingRank) -> str:
     if b.late_under_profiler is not None:
         return ("the largest median step period; no straggler without the profiler: rank "
                 f"{b.late_under_profiler} was late under the profiler only")
+    if b.late_without_profiler_only and b.check is not None:
+        return (f"the straggler without the profiler: its host issue is "
+                f"{_per_step(b.check.excess_ms)} above its peers' (not late at its "
+                "collectives in the profiled steps)")
     if b.rule == STRAGGLER and b.check is not None:
         return (f"{RULE_WORDS[STRAGGLER]}; without the profiler its host issue is "
                 f"{_per_step(b.check.excess_ms)} above its peers'")
@@ -328,6 +370,8 @@ def as_evidence(base: BoundingRank, mode: BoundingRank) -> dict[str, Any]:
     """The clause's numbers as data (baseline, mode): for the headline's JSON and the launch
     verdict's evidence. ``straggler_rule``: :attr:`BoundingRank.named_by`;
     ``late_under_profiler_only``: :attr:`BoundingRank.late_under_profiler`;
+    ``late_without_profiler_only``: the straggler's rank where the unprofiled issue times alone
+    named it (:attr:`BoundingRank.late_without_profiler_only`), else ``None``;
     ``straggler_check``: :meth:`StragglerCheck.as_dict` (ms per step), ``None`` unchecked."""
     both = (base, mode)
     return {"bounding_rank": [base.rank, mode.rank],
@@ -336,4 +380,6 @@ def as_evidence(base: BoundingRank, mode: BoundingRank) -> dict[str, Any]:
                                          else x.exposed_comm_ns / 1000 for x in both],
             "straggler_rule": [x.named_by for x in both],
             "late_under_profiler_only": [x.late_under_profiler for x in both],
+            "late_without_profiler_only": [x.rank if x.late_without_profiler_only else None
+                                           for x in both],
             "straggler_check": [None if x.check is None else x.check.as_dict() for x in both]}
