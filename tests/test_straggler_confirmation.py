@@ -196,6 +196,21 @@ def test_a_straggler_the_profiled_steps_missed_is_named_by_the_unprofiled_issue_
     assert as_evidence(base, mode)["late_without_profiler_only"] == [None, 1]
 
 
+def test_an_unconfirmed_profiled_straggler_gives_way_to_the_rank_the_unprofiled_times_show():
+    late0 = BoundingRank(0, STRAGGLER, 5.0, without_straggler=NO_STRAGGLER,
+                         others=(RANK0, RANK1))
+    _, mode = confirm_stragglers(CONFIRMING, (late0, late0), ("host", "host"), SHARE)
+    assert (mode.rank, mode.rule, mode.late_without_profiler_only) == (1, STRAGGLER, True)
+    assert mode.late_under_profiler == 0
+    assert headline_clause(mode, mode, exposed=False) == (
+        "rank 1 bounds the step (the straggler without the profiler: its host issue is 0.41 "
+        "ms/step above its peers' (not late at its collectives in the profiled steps; rank 0 "
+        "was, under the profiler only)); the parts above are from its trace")
+    evidence = as_evidence(mode, mode)
+    assert evidence["late_under_profiler_only"] == [0, 0]
+    assert evidence["late_without_profiler_only"] == [1, 1]
+
+
 def test_no_straggler_is_named_where_the_unprofiled_ranks_are_alike_or_unknown():
     alike = {**CONFIRMING, "rank_mode_issue_ms": CONFIRMING["rank_baseline_issue_ms"]}
     for paired in (alike, {"pairs": 3}, None):

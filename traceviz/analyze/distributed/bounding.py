@@ -23,7 +23,8 @@ issue time need not differ: one rank's compute ×2) the profiled rule stands.
 **A straggler the profiled steps did not show is named without the profiler.** Where no rank
 was late across the profiled steps, the rank with the largest unprofiled host issue time on a
 side is that side's straggler when :func:`straggler_check` confirms it
-(:attr:`BoundingRank.late_without_profiler_only`). The profiled steps can hide a host delay
+(:attr:`BoundingRank.late_without_profiler_only`); so is it where the profiled straggler was
+another rank that the check did not confirm. The profiled steps can hide a host delay
 that the unprofiled blocks show: 4 × H200, calibration cell ``straggler-nproc4`` side B in
 ``cudagraph`` (rank 1's host +1 ms per step before each replay), every rank's profiled period
 570 µs and no rank late, while without the profiler rank 1 issued 1.03 ms per step against its
@@ -302,14 +303,18 @@ def _confirmed(paired: Any, side: str, b: BoundingRank, cause: str | None,
         return replace(b, check=check)
     # a BoundingRank built without its fallback (by hand) keeps its rank
     fallback = b.without_straggler or replace(b, rule=SLOWEST)
-    return replace(fallback, check=check, late_under_profiler=b.rank, without_straggler=None)
+    unconfirmed = replace(fallback, check=check, late_under_profiler=b.rank,
+                          without_straggler=None)
+    nominated = _nominated(paired, side, unconfirmed, min_share)
+    return unconfirmed if nominated is unconfirmed else replace(
+        nominated, late_under_profiler=b.rank)
 
 
 def _nominated(paired: dict[str, Any], side: str, b: BoundingRank,
                min_share: float) -> BoundingRank:
-    """Without a profiled straggler: the rank whose unprofiled host issue time per step is the
-    largest on ``side``, named the straggler when :func:`straggler_check` confirms it (module
-    docstring), else ``b``."""
+    """Without a profiled straggler (or with one the check did not confirm): the rank whose
+    unprofiled host issue time per step is the largest on ``side``, named the straggler when
+    :func:`straggler_check` confirms it (module docstring), else ``b`` itself."""
     issue = _matrix(paired.get(f"rank_{side}_issue_ms"), _count(paired.get("pairs")))
     if issue is None or issue.shape[1] < 2:
         return b
@@ -328,13 +333,15 @@ def _per_step(ms: float) -> str:
 
 def _why(b: BoundingRank) -> str:
     """Why ``b`` bounds the step, in a headline's words."""
-    if b.late_under_profiler is not None:
-        return ("the largest median step period; no straggler without the profiler: rank "
-                f"{b.late_under_profiler} was late under the profiler only")
     if b.late_without_profiler_only and b.check is not None:
         return (f"the straggler without the profiler: its host issue is "
                 f"{_per_step(b.check.excess_ms)} above its peers' (not late at its "
-                "collectives in the profiled steps)")
+                "collectives in the profiled steps"
+                + ("" if b.late_under_profiler is None else
+                   f"; rank {b.late_under_profiler} was, under the profiler only") + ")")
+    if b.late_under_profiler is not None:
+        return ("the largest median step period; no straggler without the profiler: rank "
+                f"{b.late_under_profiler} was late under the profiler only")
     if b.rule == STRAGGLER and b.check is not None:
         return (f"{RULE_WORDS[STRAGGLER]}; without the profiler its host issue is "
                 f"{_per_step(b.check.excess_ms)} above its peers'")
