@@ -64,8 +64,12 @@ def test_in_step_blocks_last_as_long_as_traceviz_blocks(monkeypatch):
 
     monkeypatch.setattr(probe.time, "perf_counter_ns", lambda: now[0])
     assert probe._block_steps(step, cuda=False) == 50  # 100 ms / 2 ms
-    monkeypatch.setattr(probe, "BLOCK_MS", 1.0)
-    assert probe._block_steps(step, cuda=False) == 3  # never fewer than 3
+
+    def long_step() -> int:
+        now[0] += 200_000_000  # 200 ms a step: one would fill the block
+        return 0
+
+    assert probe._block_steps(long_step, cuda=False) == 3  # never fewer than 3
 
 
 def test_a_cell_takes_the_in_step_truth_when_it_ran_the_same_repeats():

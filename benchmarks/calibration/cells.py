@@ -190,7 +190,7 @@ def single_cells(probe: dict[str, Any], targets_us: list[float],
                               float(base["predicted_ns"]),
                               old_cost=_old_cost(costs, base["k"], old["tail"],
                                                  int(old.get("tail_reps", 1))),
-                              compiled_truth=dict(compiled) if compiled else None,
+                              compiled_truth=compiled,
                               truth_how=how, truth_old_step_ns=ref))
     return cells
 

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import time
 from collections.abc import Callable
@@ -55,6 +54,8 @@ import torch
 
 from benchmarks.calibration.cells import tail_reps
 from benchmarks.calibration.steps import TAIL_OPS, tail, tail_input
+from traceviz.collect.paired import PairedSettings
+from traceviz.collect.timing import iterations_for
 
 #: Blocks per measurement, and calls per block.
 REPEATS = 7
@@ -66,10 +67,6 @@ LADDER = {"cpu": (8, 16, 32, 64, 128, 256, 512),
 MAX_K = 8
 #: Pairs of blocks of :func:`paired_diff`.
 PAIRS = 15
-#: Shortest in-step block (ms) and most steps in one, as traceviz's paired blocks
-#: (:func:`in_step_diff`).
-BLOCK_MS = 100.0
-MAX_BLOCK_STEPS = 2000
 #: Sleep-kernel cycles queued before a GPU measurement (tens of ms on current GPUs).
 HEAD_START_CYCLES = 50_000_000
 
@@ -115,16 +112,25 @@ def paired_diff(a: Callable[[], Any], b: Callable[[], Any], cuda: bool) -> float
     blocks timed in ABBA order (module doc)."""
     a()
     b()
-    diffs = []
+    pairs = _abba(lambda: _block_ns(a, cuda), lambda: _block_ns(b, cuda), cuda)
+    return statistics.median(tb - ta for ta, tb in pairs)
+
+
+def _abba(block_a: Callable[[], Any], block_b: Callable[[], Any], cuda: bool
+          ) -> list[tuple[Any, Any]]:
+    """:data:`PAIRS` pairs ``(block_a(), block_b())``, the two blocks of every other pair run
+    in the opposite order (ABBA), so a change in the machine's speed lands on both alike."""
+    pairs = []
     for i in range(PAIRS):
         if i % 2:
-            tb, ta = _block_ns(b, cuda), _block_ns(a, cuda)
+            b = block_b()
+            pairs.append((block_a(), b))
         else:
-            ta, tb = _block_ns(a, cuda), _block_ns(b, cuda)
-        diffs.append(tb - ta)
+            a = block_a()
+            pairs.append((a, block_b()))
     if cuda:
         torch.cuda.synchronize()
-    return statistics.median(diffs)
+    return pairs
 
 
 def in_step_diff(m: int, k: int, forms: tuple[str, str], reps: int,
@@ -136,9 +142,9 @@ def in_step_diff(m: int, k: int, forms: tuple[str, str], reps: int,
     Each step reads :func:`time.perf_counter_ns` just before and after its tail, so the
     tail's calls are timed where they run: after the step's rounds were issued and, on CUDA,
     with the GPU busy with them (a launch into a busy GPU costs the host more than one into an
-    idle GPU). The blocks are sized and started as traceviz's paired blocks are (at least
-    :data:`BLOCK_MS` of steps, at most :data:`MAX_BLOCK_STEPS`; on CUDA from a synchronized
-    device and one untimed lead-in step, no synchronization within) and paired ABBA:
+    idle GPU). The blocks are sized and started as traceviz's paired blocks are
+    (:func:`_block_steps`; on CUDA from a synchronized device and one untimed lead-in step, no
+    synchronization within) and paired ABBA (:func:`_abba`):
     ``host_ns`` is the median over :data:`PAIRS` pairs of the difference of the blocks' mean
     tail times. ``old_step_host_ns``: the median over the ``forms[0]`` blocks of their host
     time per step, the wall time of the block's calls (on CUDA the host's issue time, as
@@ -150,16 +156,10 @@ def in_step_diff(m: int, k: int, forms: tuple[str, str], reps: int,
     for step in steps:
         step()
     n = _block_steps(steps[0], cuda)
-    diffs, old_walls = [], []
-    for i in range(PAIRS):
-        order = (1, 0) if i % 2 else (0, 1)
-        timed = {side: _in_step_block(steps[side], n, cuda) for side in order}
-        diffs.append(timed[1][0] - timed[0][0])
-        old_walls.append(timed[0][1])
-    if cuda:
-        torch.cuda.synchronize()
-    return {"host_ns": statistics.median(diffs),
-            "old_step_host_ns": statistics.median(old_walls)}
+    pairs = _abba(lambda: _in_step_block(steps[0], n, cuda),
+                  lambda: _in_step_block(steps[1], n, cuda), cuda)
+    return {"host_ns": statistics.median(b[0] - a[0] for a, b in pairs),
+            "old_step_host_ns": statistics.median(a[1] for a, _ in pairs)}
 
 
 def _timed_tail_step(x: torch.Tensor, w: torch.Tensor, k: int, form: str,
@@ -179,7 +179,9 @@ def _timed_tail_step(x: torch.Tensor, w: torch.Tensor, k: int, form: str,
 
 
 def _block_steps(step: Callable[[], int], cuda: bool) -> int:
-    """Steps per in-step block: enough for :data:`BLOCK_MS` by a 3-step estimate."""
+    """Steps per in-step block by a 3-step estimate, sized by traceviz's own rule for its
+    paired blocks (:func:`traceviz.collect.timing.iterations_for` with
+    :class:`~traceviz.collect.paired.PairedSettings`' defaults)."""
     if cuda:
         torch.cuda.synchronize()
     begin = time.perf_counter_ns()
@@ -187,8 +189,9 @@ def _block_steps(step: Callable[[], int], cuda: bool) -> int:
         step()
     if cuda:
         torch.cuda.synchronize()
-    per_ms = max((time.perf_counter_ns() - begin) / 3 / 1e6, 1e-6)
-    return max(3, min(MAX_BLOCK_STEPS, math.ceil(BLOCK_MS / per_ms)))
+    blocks = PairedSettings()
+    return iterations_for((time.perf_counter_ns() - begin) / 3 / 1e6, blocks.min_repeat_ms,
+                          blocks.max_iters)
 
 
 def _in_step_block(step: Callable[[], int], n: int, cuda: bool) -> tuple[float, float]:

@@ -466,6 +466,13 @@ def host_speed_scale(cell: Cell, mode: str, device: str,
     return float(run) / ref
 
 
+def _scaled(exp: Expectation, scale: float, why: str) -> Expectation:
+    """``exp`` with its truth and host cost times ``scale``, and ``why`` it says so."""
+    assert exp.truth_ns is not None
+    return replace(exp, truth_ns=exp.truth_ns * scale, host_ns=(exp.host_ns or 0.0) * scale,
+                   why=why)
+
+
 def rebuilt_context(cell: Cell, mode: str, rec: dict[str, Any]) -> list[str]:
     """Why a ``gpu`` cell's miss in a compiled mode is the build's, where the run's kernel
     counts say so: one more round of the same work cannot remove kernels, so fewer kernels per
@@ -500,14 +507,12 @@ def score(cell: Cell, mode: str, device: str, rec: dict[str, Any] | None,
         # same eager ops runs slower by the ratio its base step shows (CPU: 1.3-1.5x on 2
         # cores); a compiled step's own overhead does not scale so
         scale = rec["old_ns"] / cell.old_cost["host_ns"]
-        exp = replace(exp, truth_ns=exp.truth_ns * scale, host_ns=(exp.host_ns or 0.0) * scale,
-                      why=f"probe: one round timed alone, x {scale:.2f} (the run's old step / "
-                          "the probe's)")
+        exp = _scaled(exp, scale, f"probe: one round timed alone, x {scale:.2f} (the run's "
+                                  "old step / the probe's)")
     scale = host_speed_scale(cell, mode, device, rec)
     if scale is not None and exp.truth_ns is not None:
-        exp = replace(exp, truth_ns=exp.truth_ns * scale, host_ns=(exp.host_ns or 0.0) * scale,
-                      why=f"{exp.why}, x {scale:.2f} (the run's old step host time / the "
-                          "probe's)")
+        exp = _scaled(exp, scale, f"{exp.why}, x {scale:.2f} (the run's old step host time / "
+                                  "the probe's)")
     if (cell.effect == "gpu" and exp.kernels is not None and rec is not None
             and isinstance(rec.get("old_kernels"), (int, float))):
         # one more round of A's own kernels: cuBLAS may run a matmul as two (split-K)

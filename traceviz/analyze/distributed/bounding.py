@@ -162,16 +162,13 @@ def bounding_rank(ranked: Sequence[tuple[int, Analysis]], straggler: int | None
     them, else the slowest; ``None`` without ranks."""
     if not ranked:
         return None
-    by_rank = dict(ranked)
-    others = tuple(_of(r, SLOWEST, a) for r, a in ranked)
+    own = {r: _of(r, SLOWEST, a) for r, a in ranked}
+    others = tuple(own.values())
     slowest = ranked[slowest_rank_index([a for _, a in ranked])][0]
-    without = replace(_of(slowest, SLOWEST, by_rank[slowest]), others=others)
-    if straggler is None or straggler not in by_rank:
+    without = replace(own[slowest], others=others)
+    if straggler is None or straggler not in own:
         return without
-    if straggler == slowest:
-        return replace(without, rule=STRAGGLER, without_straggler=without)
-    return replace(_of(straggler, STRAGGLER, by_rank[straggler]), without_straggler=without,
-                   others=others)
+    return replace(own[straggler], rule=STRAGGLER, without_straggler=without, others=others)
 
 
 def _of(rank: int, rule: str, a: Analysis) -> BoundingRank:
