@@ -14,8 +14,11 @@ the named stages):
 
 * ``import`` — ``import traceviz.cli.app`` and the analysis modules;
 * ``read`` — the file's bytes (``read_trace_bytes``; gzip inflated);
-* ``decode`` — msgspec's typed decode of every event chunk (``decode_events``);
-* ``columns`` — the chunks' events turned into columns (``columns_from_events``);
+* ``scan`` — the C scanner's columns of every event chunk it takes (``scanned_columns``,
+  with msgspec's decode of the chunk's rare other events);
+* ``decode`` — msgspec's typed decode of every chunk the scanner declines, or of every
+  chunk without it (``decode_events``);
+* ``columns`` — those chunks' events turned into columns (``columns_from_events``);
 * ``tables`` — the chunks joined into the trace's tables (``_build_trace``);
 * ``load_other`` — the top-level split and the rest of ``load``;
 * ``links`` — launches linked to their GPU activities (``link_launches``);
@@ -57,6 +60,7 @@ RESULTS_DIR = REPO / "benchmarks" / "results"
 #: (stage, module, attribute) of every timed function; a class attribute is ``Class.name``.
 TIMED: tuple[tuple[str, str, str], ...] = (
     ("read", "traceviz.trace.loader", "read_trace_bytes"),
+    ("scan", "traceviz.trace.chunk", "scanned_columns"),
     ("decode", "traceviz.trace.decode", "decode_events"),
     ("columns", "traceviz.trace.decode", "columns_from_events"),
     ("tables", "traceviz.trace.loader", "_build_trace"),
@@ -68,7 +72,7 @@ TIMED: tuple[tuple[str, str, str], ...] = (
     ("host_wait", "traceviz.analyze.host_wait.plan", "HostWaitPlan.attribute"),
     ("host_wait", "traceviz.analyze.host_wait.plan", "_staged_merge"),
 )
-STAGES = ("import", "read", "decode", "columns", "tables", "load_other", "links", "steps",
+STAGES = ("import", "read", "scan", "decode", "columns", "tables", "load_other", "links", "steps",
           "host_wait", "analysis_other", "json", "write")
 
 
@@ -128,7 +132,8 @@ def child(trace: str) -> dict[str, Any]:
     t5 = time.perf_counter()
     after = resource.getrusage(resource.RUSAGE_SELF)
     s = clock.seconds
-    s["load_other"] = (t2 - t1) - s["read"] - s["decode"] - s["columns"] - s["tables"]
+    s["load_other"] = ((t2 - t1) - s["read"] - s["scan"] - s["decode"] - s["columns"]
+                       - s["tables"])
     s["analysis_other"] = (t3 - t2) - s["links"] - s["steps"] - s["host_wait"]
     s["json"], s["write"] = t4 - t3, t5 - t4
     return {"stages_s": s, "total_s": sum(s.values()), "load_s": t2 - t1,

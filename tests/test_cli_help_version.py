@@ -24,7 +24,9 @@ def traceviz(*args: str) -> subprocess.CompletedProcess[str]:
 def test_version_prints_the_version_on_the_app_and_every_command(where: tuple[str, ...]):
     for flag in ("--version", "-V"):
         r = traceviz(*where, flag)
-        assert r.returncode == 0 and r.stdout.strip() == f"traceviz {__version__}", r.stderr
+        lines = r.stdout.splitlines()
+        assert r.returncode == 0 and lines[0] == f"traceviz {__version__}", r.stderr
+        assert lines[1].startswith("trace decoder: "), r.stdout
 
 
 @pytest.mark.parametrize("where", [(), *((c,) for c in COMMANDS)])

@@ -17,7 +17,8 @@ import pytest
 
 from traceviz.errors import WorkerDiedError
 from traceviz.trace import parallel, shared_columns
-from traceviz.trace.decode import ColumnChunk, decode_span, split_event_array
+from traceviz.trace.chunk import decode_span
+from traceviz.trace.decode import ColumnChunk, split_event_array
 from traceviz.trace.parallel import ForkedMap, can_fork, decode_spans_parallel, process_map
 from traceviz.trace.shared_columns import FIELDS, MIN_EVENT_BYTES, SharedColumns
 from traceviz.trace.text import MemoryText

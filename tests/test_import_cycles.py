@@ -3,7 +3,8 @@
 Every ``import`` / ``from … import`` in ``traceviz/`` counts, at module level or inside a
 function (a cycle hidden in a function is still a knot), except those under
 ``if TYPE_CHECKING:`` (annotations only). ``from pkg import sub`` where ``sub`` is a module is an
-edge to ``pkg.sub`` alone.
+edge to ``pkg.sub`` alone; a C extension (``traceviz/trace/_scan.c``) is a module that imports
+nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent / "traceviz"
 
 def module_names() -> dict[str, Path]:
     names = {}
+    for path in ROOT.rglob("*.c"):
+        names[".".join(path.relative_to(ROOT.parent).with_suffix("").parts)] = path
     for path in ROOT.rglob("*.py"):
         parts = path.relative_to(ROOT.parent).with_suffix("").parts
         if parts[-1] == "__init__":
@@ -35,6 +38,8 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
 
 
 def imports_of(name: str, path: Path, mods: dict[str, Path]) -> set[str]:
+    if path.suffix == ".c":
+        return set()
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skip = _type_checking_nodes(tree)
     out: set[str] = set()

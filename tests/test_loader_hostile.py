@@ -11,7 +11,8 @@ import pytest
 import traceviz
 from tests.kineto import TraceBuilder
 from traceviz.errors import NotATraceError, TraceDecodeError, TraceTooLargeError
-from traceviz.trace.decode import INVALID_NS, decode_span, split_event_array
+from traceviz.trace.chunk import decode_span
+from traceviz.trace.decode import INVALID_NS, split_event_array
 
 
 def small() -> TraceBuilder:

@@ -22,7 +22,6 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from traceviz.freed_memory import reused_heap
 from traceviz.vocab import (
     CATEGORY_BY_NAME,
     CPU_CATEGORIES,
@@ -443,29 +442,6 @@ def _comm_row(row: int, a: _Args) -> CommRow:
 
     return (row, text(a.collective), num(a.in_nelems), num(a.out_nelems), text(a.group_name),
             num(a.group_size), num(a.seq), text(a.dtype))
-
-
-def decode_chunk(buf: bytes | memoryview) -> ColumnChunk:
-    """Decode one JSON array of events (``b"[...]"``) into columns. The chunk's temporaries
-    (its events, their lists and arrays of 0.1–1 MiB) are served from the heap and given back
-    when it is done (:func:`~traceviz.freed_memory.reused_heap`)."""
-    with reused_heap():
-        return columns_from_events(decode_events(buf))
-
-
-def decode_span(buf: memoryview, start: int, end: int) -> ColumnChunk:
-    """Decode the events ``buf[start:end]`` (a span of :func:`split_event_array`) in place.
-
-    The byte before ``start`` and the byte at ``end`` (the array's ``[``/``]``, or a comma or
-    whitespace between events) are set to ``[`` and ``]`` for the decode and restored after,
-    so no chunk is copied. ``buf`` must be writable.
-    """
-    before, after = buf[start - 1], buf[end]
-    buf[start - 1], buf[end] = 0x5B, 0x5D
-    try:
-        return decode_chunk(buf[start - 1 : end + 1])
-    finally:
-        buf[start - 1], buf[end] = before, after
 
 
 #: Between two events of an array: ``}``, a comma and ``{``, whitespace around the comma.

@@ -19,15 +19,16 @@ import numpy as np
 
 from traceviz.errors import NotATraceError, TraceDecodeError
 from traceviz.lazy import pandas as pd
+from traceviz.trace import scanned
 from traceviz.trace.begin_end import join as join_begin_end
 from traceviz.trace.begin_end import pair_steps
+from traceviz.trace.chunk import decode_chunk
 from traceviz.trace.decode import (
     BOUNDARY,
     LEADING_WS,
     MISSING_ID,
     BeginEnd,
     ColumnChunk,
-    decode_chunk,
     string_id,
 )
 from traceviz.trace.limits import format_size, max_memory_bytes
@@ -35,6 +36,7 @@ from traceviz.trace.parallel import (
     can_fork,
     check_workers,
     decode_spans_parallel,
+    decode_spans_threaded,
     decode_workers,
     thread_map,
     worker_count,
@@ -427,10 +429,12 @@ def _decode_chunks(text: Text, progress: Progress | None, notes: list[str],
     n = decode_workers(workers, -(-total // CHUNK_BYTES)) if total >= PARALLEL_MIN_BYTES else 1
     spans = split_text(text, _chunk_bytes(total, n))
     n = min(n, len(spans))
-    if n > 1 and can_fork():
+    # The C scanner decodes without the GIL: threads; msgspec holds it: forked processes.
+    parallel = decode_spans_threaded if scanned.SCANNER is not None else (
+        decode_spans_parallel if can_fork() else None)
+    if n > 1 and parallel is not None:
         try:
-            return decode_spans_parallel(text, spans, n, progress, partial(_while_decoding,
-                                                                           meanwhile))
+            return parallel(text, spans, n, progress, partial(_while_decoding, meanwhile))
         except msgspec.DecodeError as exc:
             if isinstance(exc, msgspec.ValidationError) or "truncated" not in str(exc):
                 raise

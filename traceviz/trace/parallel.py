@@ -29,7 +29,8 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from traceviz.errors import UsageError, WorkerDiedError
-from traceviz.trace.decode import ColumnChunk, decode_chunk
+from traceviz.trace.chunk import decode_chunk
+from traceviz.trace.decode import ColumnChunk
 from traceviz.trace.limits import available_memory_bytes
 from traceviz.trace.shared_columns import SharedColumns
 from traceviz.trace.text import Text
@@ -266,3 +267,52 @@ def decode_spans_parallel(text: Text, spans: list[tuple[int, int]], workers: int
         done = pool.wait(report)
     return [columns.load(i, chunk, rows) if rows >= 0 and columns is not None else chunk
             for i, (chunk, rows) in enumerate(done)]
+
+
+def decode_spans_threaded(text: Text, spans: list[tuple[int, int]], workers: int,
+                          progress: Callable[[int, int], None] | None = None,
+                          meanwhile: Callable[[], object] | None = None
+                          ) -> list[ColumnChunk]:
+    """:func:`decode_spans_parallel` on ``workers`` threads of this process, for where the C
+    scanner decodes (:mod:`~traceviz.trace.scanned`): it scans without the GIL, so threads
+    scan side by side and no column has to cross a process boundary. ``workers - 1``
+    threads start at once; this thread runs ``meanwhile()`` first, then takes spans too.
+    Each span is read into a bracketed copy (the text is never written); chunks come back
+    in order, and the first span (in order) that failed raises its error."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    total = len(text)
+    lock = threading.Lock()
+    state = {"next": 0, "bytes": 0}
+    done: list[ColumnChunk | BaseException | None] = [None] * len(spans)
+
+    def take() -> None:
+        while True:
+            with lock:
+                i = state["next"]
+                state["next"] = i + 1
+            if i >= len(spans):
+                return
+            start, end = spans[i]
+            try:
+                done[i] = decode_chunk(text.bracketed(start, end))
+            except Exception as exc:  # every span is done; the first error is raised
+                done[i] = exc
+            with lock:
+                state["bytes"] += end - start
+            if progress is not None and threading.current_thread() is main:
+                progress(min(state["bytes"], total), total)
+
+    main = threading.current_thread()
+    with ThreadPoolExecutor(max(1, workers - 1), thread_name_prefix="traceviz-scan") as pool:
+        futures = [pool.submit(take) for _ in range(max(1, workers - 1))]
+        if meanwhile is not None:
+            meanwhile()
+        take()
+        for f in futures:
+            f.result()
+    for got in done:
+        if isinstance(got, BaseException):
+            raise got
+    return done  # type: ignore[return-value]

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from traceviz.errors import TraceDecodeError
+from traceviz.trace.chunk import decode_chunk, decode_span
 from traceviz.trace.decode import (
     BOUNDARY,
     LEADING_WS,
     ColumnChunk,
     cut_spans,
-    decode_chunk,
-    decode_span,
     last_non_ws,
     split_event_array,
 )
