@@ -35,6 +35,7 @@ from hypothesis import HealthCheck, given, settings
 import traceviz
 import traceviz.trace.loader as loader
 import traceviz.trace.parallel as parallel
+import traceviz.trace.scanned as scanned
 from tests.strategies import GeneratedTrace, hostile, kineto_traces
 from traceviz.analyze.model import Analysis
 from traceviz.report.jsonout import analysis_to_dict
@@ -131,19 +132,24 @@ def test_hostile_values_are_named_excluded_and_never_break_an_invariant(gen: Gen
 
 
 @contextmanager
-def parallel_loader() -> Iterator[list[int]]:
+def parallel_loader() -> Iterator[list[tuple[str, int, int]]]:
     """Force the parallel decoder on small traces (tiny chunks, no size threshold); yields a
-    list that records each call of it as ``(chunks, workers)``, to prove the path was taken."""
-    calls: list[tuple[int, int]] = []
-    real = parallel.decode_spans_parallel
+    list that records each call of it as ``(path, chunks, workers)`` (path: ``threads``, where
+    the C scanner decodes, else ``processes``), to prove the path was taken."""
+    calls: list[tuple[str, int, int]] = []
 
-    def counted(buf, spans, workers, progress=None, meanwhile=None):  # type: ignore[no-untyped-def]
-        calls.append((len(spans), workers))
-        return real(buf, spans, workers, progress, meanwhile)
+    def counted(name: str, real: Any) -> Any:
+        def call(buf, spans, workers, progress=None, meanwhile=None):  # type: ignore[no-untyped-def]
+            calls.append((name, len(spans), workers))
+            return real(buf, spans, workers, progress, meanwhile)
+        return call
 
     with mock.patch.object(loader, "CHUNK_BYTES", 200), \
             mock.patch.object(loader, "PARALLEL_MIN_BYTES", 0), \
-            mock.patch.object(loader, "decode_spans_parallel", counted):
+            mock.patch.object(loader, "decode_spans_parallel",
+                              counted("processes", parallel.decode_spans_parallel)), \
+            mock.patch.object(loader, "decode_spans_threaded",
+                              counted("threads", parallel.decode_spans_threaded)):
         yield calls
 
 
@@ -166,8 +172,12 @@ def test_output_is_identical_across_runs_and_serial_and_parallel_loading_and_ana
         assert strict_json(traceviz.analyze(t2), t2) == first
         with parallel_loader() as calls:
             t3 = traceviz.load(path, workers=3)
+            with mock.patch.object(scanned, "SCANNER", None):  # msgspec, forked processes
+                t4 = traceviz.load(path, workers=3)
         with tiny_analysis_blocks():
             assert strict_json(traceviz.analyze(t3, workers=3), t3) == first
-    if len(gen.builder.events) > 8:
-        chunks, workers = calls[0]  # several chunks really went through several workers
-        assert chunks > 1 and workers == min(3, chunks)
+        assert strict_json(traceviz.analyze(t4), t4) == first
+    if len(gen.builder.events) > 8:  # several chunks really went through several workers
+        first_path = "threads" if scanned.SCANNER is not None else "processes"
+        assert [c[0] for c in calls] == [first_path, "processes"]
+        assert all(chunks > 1 and workers == min(3, chunks) for _, chunks, workers in calls)

@@ -8,6 +8,7 @@ import gzip
 import multiprocessing
 import os
 import sys
+import threading
 from pathlib import Path
 from unittest import mock
 
@@ -140,7 +141,9 @@ def test_meanwhile_runs_once_while_the_workers_decode_and_not_for_a_serial_decod
     seen: list[bool] = []
 
     def meanwhile() -> None:  # pandas, for the tables, is imported first
-        seen.append("pandas" in sys.modules and bool(multiprocessing.active_children()))
+        workers = bool(multiprocessing.active_children()) or any(  # processes, or scan threads
+            t.name.startswith("traceviz-scan") for t in threading.enumerate())
+        seen.append("pandas" in sys.modules and workers)
 
     with mock.patch.object(loader, "PARALLEL_MIN_BYTES", 0), \
             mock.patch.object(loader, "CHUNK_BYTES", 2_000):

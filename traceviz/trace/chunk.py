@@ -13,12 +13,19 @@ from traceviz.trace.scanned import scanned_columns
 
 
 def decode_chunk(buf: bytes | bytearray | memoryview) -> ColumnChunk:
-    """Decode one JSON array of events (``b"[...]"``) into columns. The chunk's temporaries
-    (its events, their lists and arrays of 0.1–1 MiB) are served from the heap and given back
-    when it is done (:func:`~traceviz.freed_memory.reused_heap`)."""
+    """Decode one JSON array of events (``b"[...]"``) into columns.
+
+    msgspec's temporaries (the typed events, their lists and arrays of 0.1–1 MiB) are served
+    from the heap and given back when the chunk is done
+    (:func:`~traceviz.freed_memory.reused_heap`). The scanner's are a few large buffers, so its
+    chunks run without: on threads, a reused heap left the chunks' columns among freed pages
+    that the 10⁶-step run's forked analysis then paid for (peak 1,136 MiB against 1,036
+    without; ``benchmarks/many_steps.py``, 2026-11-28, this 2-core VM)."""
+    scanned = scanned_columns(buf)
+    if scanned is not None:
+        return scanned
     with reused_heap():
-        scanned = scanned_columns(buf)
-        return scanned if scanned is not None else columns_from_events(decode_events(buf))
+        return columns_from_events(decode_events(buf))
 
 
 def decode_span(buf: memoryview, start: int, end: int) -> ColumnChunk:
