@@ -13,8 +13,10 @@ op stays as small as it can; the timeline metrics and the verdicts read it.
 (Python stacks on) in a process of its own, since CUPTI allows one profiler session per
 process; only the host-wait sources are read from it. ``against NEW MODE OUT --old OLD
 --device D --settings JSON`` times two versions of the step against each other
-(:mod:`traceviz.collect.against`). Progress goes to stdout as ``@@traceviz-phase <name>``
-lines for the parent's display.
+(:mod:`traceviz.collect.against`). ``warm WORKLOAD MODE OUT_JSON --device D --settings JSON``
+compiles a mode's step ahead of its timed run, beside other modes' (:mod:`traceviz.collect.
+ahead`), and measures nothing. Progress goes to stdout as ``@@traceviz-phase <name>`` lines for
+the parent's display.
 """
 
 from __future__ import annotations
@@ -142,6 +144,11 @@ def probe(workload_path: str, out: Path) -> int:
     return 0
 
 
+#: Calls of a mode's step when it is compiled ahead (:func:`warm`): the first compiles, the
+#: next show any recompilation (a CUDA-graph tree mode records its graphs over these).
+AHEAD_CALLS = 3
+
+
 class ModeRun(StepRun):
     """One mode's run in a process of its own (:class:`~traceviz.collect.profiled_step.
     StepRun`), on the workload's step and fresh inputs."""
@@ -214,6 +221,23 @@ class ModeRun(StepRun):
         record = tracing.check_trace(trace_path).profiled(trace_path.name, window)
         self.result = {"status": "ok", "reason": None, **record}
 
+    def compile_ahead(self) -> None:
+        """Load, build and call the step :data:`AHEAD_CALLS` times, so that Inductor's and
+        Triton's caches on disk hold its graphs and kernels before the mode's timed run
+        (:mod:`traceviz.collect.ahead`). Nothing here is measured for the report."""
+        from traceviz.collect.modes import build_step
+
+        self.enter("loading")
+        workload = load_workload(self.workload_path)
+        self.enter("building")
+        inputs = self._fresh_inputs(workload)
+        step = build_step(self.mode, workload, inputs)
+        self.first_call(lambda: step(*inputs))
+        for _ in range(AHEAD_CALLS - 1):
+            step(*inputs)
+        self.sync()
+        self.result.update(status="ok", reason=None)
+
     def run(self, trace_path: Path) -> None:
         """All phases; exceptions propagate with :attr:`result` filled so far."""
         import torch
@@ -247,6 +271,20 @@ class ModeRun(StepRun):
             mismatch=None if correct.ok
             else f"outputs differ from the eager reference: {correct.detail}",
         )
+
+
+def warm(args: argparse.Namespace) -> int:
+    """Compile the mode's step ahead of its timed run (:meth:`ModeRun.compile_ahead`) and
+    write ``{"status", "reason", "first_call_s"}``, whatever happens inside."""
+    mode_run = ModeRun(args.workload, args.mode, args.device, json.loads(args.settings))
+    try:
+        mode_run.compile_ahead()
+    except BaseException as exc:
+        mode_run.fail(exc)
+    finally:
+        write_json(Path(args.out), {k: mode_run.result.get(k)
+                                    for k in ("status", "reason", "first_call_s")})
+    return 0
 
 
 def against(args: argparse.Namespace) -> int:
@@ -310,6 +348,12 @@ def main(argv: list[str] | None = None) -> int:
         r.add_argument("out")
         r.add_argument("--device", required=True, choices=["cuda", "cpu"])
         r.add_argument("--settings", required=True, help="JSON: warmup, repeats, ...")
+    w = sub.add_parser("warm")
+    w.add_argument("workload")
+    w.add_argument("mode")
+    w.add_argument("out")
+    w.add_argument("--device", required=True, choices=["cuda", "cpu"])
+    w.add_argument("--settings", required=True, help="JSON: as run's")
     v = sub.add_parser("against")
     v.add_argument("workload")
     v.add_argument("mode")
@@ -322,6 +366,8 @@ def main(argv: list[str] | None = None) -> int:
         return probe(args.workload, Path(args.out))
     if args.command == "against":
         return against(args)
+    if args.command == "warm":
+        return warm(args)
     return run(args)
 
 

@@ -70,6 +70,7 @@ class RunSettings:
     check_steps: int
     timing_budget_s: float = 30.0  # paired timing against the baseline, per mode; 0: off
     with_stack: bool = True  # record a second, stacked trace (host-wait sources) per mode
+    compile_ahead: bool = True  # compile the compile modes side by side before any timing
 
     @classmethod
     def from_manifest(cls, settings: dict[str, Any]) -> RunSettings:
@@ -267,6 +268,7 @@ def run_child_session(
     on_stop: Callable[[], None],
     finished: Callable[[], bool] | None = None,
     broken: re.Pattern[str] | None = None,
+    stop: threading.Event | None = None,
 ) -> ChildOutcome:
     """Run ``cmd`` in a session of its own, its output in ``log_path`` (phase lines drive
     ``on_phase``). Past ``timeout_s`` the whole session is killed (``timed_out``); so is a child
@@ -275,7 +277,8 @@ def run_child_session(
     ``broken`` (the line is the outcome's ``broken``). When the parent is stopping (SIGINT /
     SIGTERM, any exception while waiting) the session is killed, ``on_stop`` clears the child's
     partial results, and the exception goes on, a :class:`RunInterrupted` told which mode and
-    phase it stopped."""
+    phase it stopped. ``stop`` set (by another thread) stops it the same way, with
+    :class:`SessionStopped`."""
     last = {"phase": "start"}
     begin = time.monotonic()
     marks = [("start", begin)]
@@ -292,7 +295,7 @@ def run_child_session(
         ended = EXITED
         killed: list[int] = []
         try:
-            ended = _wait(proc, begin + timeout_s, finished, last)
+            ended = _wait(proc, begin + timeout_s, finished, last, stop)
             if ended != EXITED:
                 killed = _kill_session(proc)
         except BaseException as exc:  # the parent is stopping: the child goes with it
@@ -314,8 +317,13 @@ def run_child_session(
     )
 
 
+class SessionStopped(Exception):
+    """A child session's ``stop`` event was set: the session was killed."""
+
+
 def _wait(proc: subprocess.Popen[str], deadline: float,
-          finished: Callable[[], bool] | None, last: dict[str, str]) -> str:
+          finished: Callable[[], bool] | None, last: dict[str, str],
+          stop: threading.Event | None = None) -> str:
     """Wait for ``proc`` until ``deadline`` (``time.monotonic``): how it ended, one of
     ``EXITED``, ``TIMED_OUT``, ``LINGERED``, ``BROKEN`` (:func:`run_child_session`; ``last`` is
     the pump's record, with ``"broken"`` once a line said the child cannot go on)."""
@@ -326,6 +334,8 @@ def _wait(proc: subprocess.Popen[str], deadline: float,
             proc.wait(timeout=max(min(POLL_S, deadline - time.monotonic()), 0.0))
             return EXITED
         except subprocess.TimeoutExpired:
+            if stop is not None and stop.is_set():
+                raise SessionStopped from None
             now = time.monotonic()
             if done_at is None and finished is not None and finished():
                 done_at = now
@@ -404,7 +414,7 @@ def run_mode(
     return entry
 
 
-def _run_side(
+def run_side(
     run_dir: Path,
     mode: str,
     kind: str,
@@ -412,8 +422,10 @@ def _run_side(
     args: Callable[[Path], list[str]],
     settings: RunSettings,
     on_phase: Callable[[str], None],
+    stop: threading.Event | None = None,
 ) -> dict[str, Any]:
-    """Run a mode's side child (``kind``: ``stack``, ``against``) in a session of its own, its
+    """Run a mode's side child (``kind``: ``stack``, ``against``, ``ahead``) in a session of
+    its own (``stop``: as :func:`run_child_session`'s), its
     log ``logs/<mode>.<kind>.log``, and return the record it wrote to
     ``logs/<mode>.<kind>.result.json`` — or ``{"status": "timeout" | "failed", "reason"}``
     when it left none — with ``wall_s`` and ``log`` added. ``what``: (the prefix of its phases
@@ -429,7 +441,7 @@ def _run_side(
                             env=child_env(settings.device),
                             timeout_s=settings.timeout_s, mode=mode,
                             on_phase=lambda p: on_phase(f"{phase_prefix}: {p}"),
-                            on_stop=lambda: result_path.unlink(missing_ok=True))
+                            on_stop=lambda: result_path.unlink(missing_ok=True), stop=stop)
     if result_path.exists():
         record = json.loads(result_path.read_text(encoding="utf-8"))
         result_path.unlink(missing_ok=True)
@@ -461,7 +473,7 @@ def run_stacked(
     ``{"status", "reason", "wall_s", "log"}`` when it failed (the mode's own numbers still
     stand)."""
     trace_path = run_dir / f"{mode}.stack.pt.trace.json.gz"
-    record = _run_side(run_dir, mode, "stack", ("stacked trace", "stacked"), lambda result: [
+    record = run_side(run_dir, mode, "stack", ("stacked trace", "stacked"), lambda result: [
         "stack", str(workload), mode, str(trace_path), str(result),
         "--device", settings.device,
         "--settings", json.dumps(settings.child_settings(environment))],
@@ -484,7 +496,7 @@ def run_against(
     """Time ``workload`` against the ``old`` version of it in ``mode``, in a child process of
     its own (:mod:`traceviz.collect.against`), and return the mode entry's ``against`` record
     (a failed, hung or killed child gives ``{"status", "reason", …}``, never an exception)."""
-    return _run_side(run_dir, mode, "against", ("against old", "old-vs-new"), lambda result: [
+    return run_side(run_dir, mode, "against", ("against old", "old-vs-new"), lambda result: [
         "against", str(workload), mode, str(result), "--old", str(old),
         "--device", settings.device,
         "--settings", json.dumps(settings.child_settings(environment))],
