@@ -10,9 +10,10 @@ outlives the run (:func:`~traceviz.collect.process_tree.kill_tree`: ``torch.dist
 starts its ranks in sessions of their own). A process that survives SIGKILL (stuck in the GPU
 driver) is named in the mode's reason, and the run goes on without waiting for it. The child's
 stdout/stderr go to ``logs/<mode>.log`` in the run directory; its phase lines drive
-``on_phase`` and time the phases: the mode's entry, and its stacked and ``--against`` records,
-carry ``phase_s`` (seconds per phase, :func:`phase_seconds`: where the time went), which
-``traceviz profile`` prints at the end (:func:`traceviz.cli.display.time_spent`).
+``on_phase`` and time the phases: the mode's entry, and its ``--against`` record, carry
+``phase_s`` (seconds per phase, :func:`phase_seconds`: where the time went; the stacked trace,
+recorded by the mode's own child, is its phase ``stacks``), which ``traceviz profile`` prints
+at the end (:func:`traceviz.cli.display.time_spent`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from traceviz.atomic import write_bytes_atomic
 from traceviz.collect.diagnostics import TORCH_LOGS, parse_compile_log
 from traceviz.collect.mode_names import COMPILE_MODES
 from traceviz.collect.process_tree import kill_tree, pipe_holders, still_alive
-from traceviz.collect.profiled_step import PHASE_PREFIX
+from traceviz.collect.profiled_step import PHASE_PREFIX, RAN, STACK_PHASE
 from traceviz.collect.run_control import RunInterrupted
 
 #: Lines of a log kept in a failure reason when the child wrote no result.
@@ -69,7 +70,7 @@ class RunSettings:
     max_iters: int
     check_steps: int
     timing_budget_s: float = 30.0  # paired timing against the baseline, per mode; 0: off
-    with_stack: bool = True  # record a second, stacked trace (host-wait sources) per mode
+    with_stack: bool = True  # also record a stacked trace (host-wait sources) per mode
 
     @classmethod
     def from_manifest(cls, settings: dict[str, Any]) -> RunSettings:
@@ -348,28 +349,42 @@ def run_mode(
     on_phase: Callable[[str], None],
 ) -> dict[str, Any]:
     """Run ``mode`` in a child process and return its manifest entry (never raises for the
-    child's failures: they become ``failed`` / ``timeout`` entries)."""
+    child's failures: they become ``failed`` / ``timeout`` entries).
+
+    With ``settings.with_stack`` the child also records the stacked trace, last, in its phase
+    :data:`~traceviz.collect.profiled_step.STACK_PHASE`, having written its result first: a
+    child that times out, is killed or exits badly in that phase keeps the mode's entry as that
+    result says, and only ``stack_profiled`` tells the failure (:func:`_stack_failure`).
+    """
     logs = run_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     log_path = logs / f"{mode}.log"
     result_path = logs / f"{mode}.result.json"
     result_path.unlink(missing_ok=True)
     trace_path = run_dir / f"{mode}.pt.trace.json.gz"
+    stack_path = run_dir / f"{mode}.stack.pt.trace.json.gz"
     cmd = _child_cmd(
         "run", str(workload), mode, str(trace_path), str(result_path),
         "--device", settings.device,
         "--settings", json.dumps(settings.child_settings(environment)),
+        *(("--stack-trace", str(stack_path)) if settings.with_stack else ()),
     )
     out = run_child_session(cmd, log_path, env=child_env(settings.device),
                             timeout_s=settings.timeout_s,
                             mode=mode, on_phase=on_phase,
                             on_stop=lambda: result_path.unlink(missing_ok=True))
     log_text = out.log_text
-    if out.timed_out:
-        entry: dict[str, Any] = {"status": "timeout",
-                                 "reason": out.timeout_reason(settings.timeout_s)}
-        if result_path.exists():  # a result from before the hang, kept for its numbers
-            entry = {**json.loads(result_path.read_text(encoding="utf-8")), **entry}
+    written = (json.loads(result_path.read_text(encoding="utf-8"))
+               if result_path.exists() else None)
+    if (settings.with_stack and out.phase == STACK_PHASE and written is not None
+            and written.get("status") in RAN):
+        entry = written  # every measurement was written before the stacked trace began
+        if not entry.get("stack_profiled"):
+            entry["stack_profiled"] = _stack_failure(out, settings.timeout_s)
+    elif out.timed_out:
+        entry = {"status": "timeout", "reason": out.timeout_reason(settings.timeout_s)}
+        if written is not None:  # a result from before the hang, kept for its numbers
+            entry = {**written, **entry}
     elif out.returncode < 0:
         tail = "\n".join(log_text.strip().splitlines()[-REASON_LOG_LINES:])
         entry = {
@@ -377,10 +392,10 @@ def run_mode(
             "reason": f"killed by {signal_name(-out.returncode)} during '{out.phase}'; "
             f"log tail:\n{tail}",
         }
-        if result_path.exists():  # written before the signal: kept for its numbers
-            entry = {**json.loads(result_path.read_text(encoding="utf-8")), **entry}
-    elif result_path.exists():
-        entry = json.loads(result_path.read_text(encoding="utf-8"))
+        if written is not None:  # written before the signal: kept for its numbers
+            entry = {**written, **entry}
+    elif written is not None:
+        entry = written
         if out.returncode != 0 and entry.get("status") == "ok":
             entry.update(status="failed", reason=f"child exited with code {out.returncode}")
     else:
@@ -396,80 +411,24 @@ def run_mode(
     entry["wall_s"] = out.wall_s
     entry["phase_s"] = out.phase_s
     entry["log"] = str(log_path.relative_to(run_dir))
+    if entry.get("stack_profiled"):
+        entry["stack_profiled"]["log"] = entry["log"]
     if not trace_path.exists():
         entry.setdefault("profiled", None)
-    if settings.with_stack and trace_path.exists() and entry.get("status") in ("ok", "mismatch"):
-        entry["stack_profiled"] = run_stacked(workload, mode, run_dir, settings, environment,
-                                              entry, on_phase)
     return entry
 
 
-def _run_side(
-    run_dir: Path,
-    mode: str,
-    kind: str,
-    what: tuple[str, str],
-    args: Callable[[Path], list[str]],
-    settings: RunSettings,
-    on_phase: Callable[[str], None],
-) -> dict[str, Any]:
-    """Run a mode's side child (``kind``: ``stack``, ``against``) in a session of its own, its
-    log ``logs/<mode>.<kind>.log``, and return the record it wrote to
-    ``logs/<mode>.<kind>.result.json`` — or ``{"status": "timeout" | "failed", "reason"}``
-    when it left none — with ``wall_s`` and ``log`` added. ``what``: (the prefix of its phases
-    on the display, its name in a failure reason); ``args(result)``: the child's arguments,
-    given the result path."""
-    phase_prefix, run_name = what
-    logs = run_dir / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    log_path = logs / f"{mode}.{kind}.log"
-    result_path = logs / f"{mode}.{kind}.result.json"
-    result_path.unlink(missing_ok=True)
-    out = run_child_session(_child_cmd(*args(result_path)), log_path,
-                            env=child_env(settings.device),
-                            timeout_s=settings.timeout_s, mode=mode,
-                            on_phase=lambda p: on_phase(f"{phase_prefix}: {p}"),
-                            on_stop=lambda: result_path.unlink(missing_ok=True))
-    if result_path.exists():
-        record = json.loads(result_path.read_text(encoding="utf-8"))
-        result_path.unlink(missing_ok=True)
-    elif out.timed_out:
-        record = {"status": "timeout", "reason": out.timeout_reason(settings.timeout_s)}
-    else:
-        how = (f"killed by {signal_name(-out.returncode)}" if out.returncode < 0
-               else f"exited with code {out.returncode}")
-        record = {"status": "failed", "reason": f"the {run_name} run {how} during "
-                  f"'{out.phase}'"}
-    record["wall_s"] = out.wall_s
-    record["phase_s"] = out.phase_s
-    record["log"] = str(log_path.relative_to(run_dir))
-    return record
-
-
-def run_stacked(
-    workload: Path,
-    mode: str,
-    run_dir: Path,
-    settings: RunSettings,
-    environment: dict[str, Any],
-    entry: dict[str, Any],
-    on_phase: Callable[[str], None],
-) -> dict[str, Any]:
-    """Record the mode's stacked trace (Python stacks) in a child process of its own and return
-    the manifest's ``stack_profiled`` record: ``{"status": "ok", "trace", "steps",
-    "gpu_activities", "step_ms", "adjacent_unprofiled_ms", "inflation", "wall_s", "log"}``, or
-    ``{"status", "reason", "wall_s", "log"}`` when it failed (the mode's own numbers still
-    stand)."""
-    trace_path = run_dir / f"{mode}.stack.pt.trace.json.gz"
-    record = _run_side(run_dir, mode, "stack", ("stacked trace", "stacked"), lambda result: [
-        "stack", str(workload), mode, str(trace_path), str(result),
-        "--device", settings.device,
-        "--settings", json.dumps(settings.child_settings(environment))],
-        settings, on_phase)
-    if record.get("status") == "ok" and not trace_path.exists():
-        record = {"status": "failed", "reason": "the stacked run left no trace",
-                  "wall_s": record["wall_s"], "log": record["log"]}
-    return record
+def _stack_failure(out: ChildOutcome, timeout_s: float) -> dict[str, Any]:
+    """The ``stack_profiled`` record of a child that ended in the stacked phase without
+    writing it: ``timeout`` when it was killed at ``timeout_s``, else ``failed``, the reason
+    saying how it ended."""
+    if out.timed_out:
+        return {"status": "timeout", "reason": f"killed at the {timeout_s:.0f} s timeout while "
+                f"recording the stacked trace{out.survivors()}"}
+    how = (f"was killed by {signal_name(-out.returncode)}" if out.returncode < 0
+           else f"exited with code {out.returncode}")
+    return {"status": "failed", "reason": f"the mode's child {how} while recording the "
+            "stacked trace"}
 
 
 def run_against(
@@ -482,10 +441,34 @@ def run_against(
     on_phase: Callable[[str], None],
 ) -> dict[str, Any]:
     """Time ``workload`` against the ``old`` version of it in ``mode``, in a child process of
-    its own (:mod:`traceviz.collect.against`), and return the mode entry's ``against`` record
-    (a failed, hung or killed child gives ``{"status", "reason", …}``, never an exception)."""
-    return _run_side(run_dir, mode, "against", ("against old", "old-vs-new"), lambda result: [
-        "against", str(workload), mode, str(result), "--old", str(old),
-        "--device", settings.device,
-        "--settings", json.dumps(settings.child_settings(environment))],
-        settings, on_phase)
+    its own (:mod:`traceviz.collect.against`), its log ``logs/<mode>.against.log``, and return
+    the mode entry's ``against`` record, the one the child wrote to
+    ``logs/<mode>.against.result.json`` (a failed, hung or killed child that left none gives
+    ``{"status": "timeout" | "failed", "reason"}``, never an exception), with ``wall_s``,
+    ``phase_s`` and ``log`` added."""
+    logs = run_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    log_path = logs / f"{mode}.against.log"
+    result_path = logs / f"{mode}.against.result.json"
+    result_path.unlink(missing_ok=True)
+    cmd = _child_cmd("against", str(workload), mode, str(result_path), "--old", str(old),
+                     "--device", settings.device,
+                     "--settings", json.dumps(settings.child_settings(environment)))
+    out = run_child_session(cmd, log_path, env=child_env(settings.device),
+                            timeout_s=settings.timeout_s, mode=mode,
+                            on_phase=lambda p: on_phase(f"against old: {p}"),
+                            on_stop=lambda: result_path.unlink(missing_ok=True))
+    if result_path.exists():
+        record = json.loads(result_path.read_text(encoding="utf-8"))
+        result_path.unlink(missing_ok=True)
+    elif out.timed_out:
+        record = {"status": "timeout", "reason": out.timeout_reason(settings.timeout_s)}
+    else:
+        how = (f"killed by {signal_name(-out.returncode)}" if out.returncode < 0
+               else f"exited with code {out.returncode}")
+        record = {"status": "failed", "reason": f"the old-vs-new run {how} during "
+                  f"'{out.phase}'"}
+    record["wall_s"] = out.wall_s
+    record["phase_s"] = out.phase_s
+    record["log"] = str(log_path.relative_to(run_dir))
+    return record
