@@ -159,4 +159,13 @@ def test_the_verdict_trace_is_lean_and_the_stacked_trace_is_recorded_beside_it(c
     assert stacked["adjacent_unprofiled_ms"] > 0
     assert stacked["inflation"] == pytest.approx(
         stacked["step_ms"] / stacked["adjacent_unprofiled_ms"])
-    assert (run_dir / stacked["log"]).is_file()
+
+
+@pytest.mark.parametrize("mode", ["eager", "compile"])
+def test_the_stacked_trace_is_recorded_last_by_the_modes_own_child(cpu_run, mode):
+    run_dir, manifest = cpu_run
+    entry = manifest["modes"][mode]
+    assert entry["stack_profiled"]["log"] == entry["log"] == f"logs/{mode}.log"
+    assert list(entry["phase_s"])[-2:] == ["tracing", "stacks"]
+    assert "wall_s" not in entry["stack_profiled"]  # its seconds are the phase's
+    assert sorted(p.name for p in (run_dir / "logs").glob(f"{mode}.*")) == [f"{mode}.log"]

@@ -33,7 +33,13 @@ def test_the_pump_marks_every_phase_line_and_only_those() -> None:
     assert marks[1][1] <= marks[2][1]
 
 
-def test_the_time_lines_add_the_stacked_and_against_processes() -> None:
+def test_the_stacked_phase_of_a_modes_own_child_is_counted_once() -> None:
+    modes = {"eager": {"wall_s": 10.0, "phase_s": {"start": 4.0, "timing": 4.0, "stacks": 2.0},
+                       "stack_profiled": {"status": "ok", "log": "logs/eager.log"}}}
+    assert time_spent(modes) == ["eager: 10 s (start 4.0, timing 4.0, stacks 2.0)"]
+
+
+def test_the_time_lines_add_the_stacked_processes_of_earlier_runs_and_against() -> None:
     modes = {"eager": {"wall_s": 10.0, "phase_s": {"start": 4.0, "timing": 6.0},
                        "stack_profiled": {"wall_s": 5.0}},
              "compile": {"wall_s": 30.0, "phase_s": {"compiling": 25.0, "timing": 5.0},

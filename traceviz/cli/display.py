@@ -171,8 +171,10 @@ def profile_summary(modes: Mapping[str, Mapping[str, Any]], width: int | None) -
 
 def time_spent(modes: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Where each mode's time went, one line per mode: its wall seconds, then the seconds per
-    phase of its own process, its stacked-trace process (``stacks``) and its ``--against``
-    process (``against``), from the manifest entries' ``phase_s`` (absent: no line)."""
+    phase of its own process (its stacked trace the phase ``stacks``), of the stacked-trace
+    process of runs before 2026-11-28 (``stacks``, its record's ``wall_s``) and of its
+    ``--against`` process (``against``), from the manifest entries' ``phase_s`` (absent: no
+    line)."""
     lines = []
     for mode, e in modes.items():
         parts = [f"{name} {s:.1f}" for name, s in (e.get("phase_s") or {}).items()]

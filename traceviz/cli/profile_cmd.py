@@ -57,8 +57,8 @@ def profile(
     stack: Annotated[
         bool | None,
         typer.Option("--stack/--no-stack", show_default=False,
-                     help="Also record each mode's trace with Python stacks, in a second "
-                     "process, for the host-wait sources (the code the host ran while the GPU "
+                     help="Also record each mode's trace with Python stacks, after its lean "
+                     "trace, for the host-wait sources (the code the host ran while the GPU "
                      "waited). The verdicts read the lean trace (no stacks) either way. "
                      "\\[default: on a GPU; off on the CPU, where no GPU waits]")
     ] = None,

@@ -9,14 +9,17 @@ step, the lean trace, diagnostics); it writes the mode's manifest entry to OUT_J
 when a phase raised (then ``status`` is ``failed`` and ``reason`` says where and why). Its
 profiled run is the **lean** trace: no Python stacks, no shapes, so the profiler's own cost per
 op stays as small as it can; the timeline metrics and the verdicts read it.
-``stack WORKLOAD MODE TRACE OUT_JSON --device D --settings JSON`` records the **stacked** trace
-(Python stacks on) in a process of its own, since CUPTI allows one profiler session per
-process; only the host-wait sources are read from it. ``against NEW MODE OUT --old OLD
---device D --settings JSON`` times two versions of the step against each other
-(:mod:`traceviz.collect.against`). ``warm WORKLOAD MODE OUT_JSON --device D --settings JSON``
-compiles a mode's step ahead of its timed run, beside other modes' (:mod:`traceviz.collect.
-ahead`), and measures nothing. Progress goes to stdout as ``@@traceviz-phase <name>`` lines for
-the parent's display.
+With ``--stack-trace STACK``, a mode that ran to the end then records the **stacked** trace
+(Python stacks on) to STACK in the same process, in the phase
+:data:`~traceviz.collect.profiled_step.STACK_PHASE`: OUT_JSON is written before it starts,
+with every measurement, and again after it with the ``stack_profiled`` record, so a stacked
+recording that raises, hangs or dies costs only that record. It is the process's second
+profiler session, after the lean trace; only the host-wait sources are read from it.
+``against NEW MODE OUT --old OLD --device D --settings JSON`` times two versions of the step
+against each other (:mod:`traceviz.collect.against`). ``warm WORKLOAD MODE OUT_JSON --device D
+--settings JSON`` compiles a mode's step ahead of its timed run, beside other modes'
+(:mod:`traceviz.collect.ahead`), and measures nothing. Progress goes to stdout as
+``@@traceviz-phase <name>`` lines for the parent's display.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from typing import Any
 from traceviz.collect.mode_names import COMPILE_MODES
 from traceviz.collect.profiled_step import (
     BASELINE_MODE,
+    RAN,
+    STACK_PHASE,
     StepRun,
     failure_text,
     phase,
@@ -195,31 +200,38 @@ class ModeRun(StepRun):
         return {"workload": workload.name, "workload_path": str(workload.path),
                 "mode": self.mode, "trace_kind": kind, **self.settings["environment"]}
 
-    def run_stacked(self, trace_path: Path) -> None:
-        """The stacked trace: load, build, warm up, profile with Python stacks.
+    def trace_stacked(self, call: Callable[[], Any], trace_path: Path,
+                      metadata: dict[str, Any]) -> dict[str, Any]:
+        """The stacked trace of the warm step ``call`` (the phase :data:`STACK_PHASE`, which
+        the caller has entered): the manifest's ``stack_profiled`` record, never an exception.
 
-        :attr:`result` becomes the manifest's ``stack_profiled`` record; its inflation is over
-        the unprofiled step time measured in this process just before the profiler starts.
+        As the lean trace: :func:`~traceviz.collect.tracing.profile_steps` with Python stacks,
+        its inflation over the unprofiled steps it times just before the profiler starts. The
+        step is warm, but the lean trace's export and check left the device idle, after which
+        a CUDA step runs slower for a while (:data:`~traceviz.collect.timing.WARM_MIN_S`): a
+        warm-up as every other one (``warmup`` steps, at least ``warm_min_s`` seconds; on the
+        CPU the steps alone) comes first. Both step times come after the lean session, which on
+        CUDA leaves CUPTI attached (:mod:`traceviz.collect.manifest` says what that changes).
+        ``status`` ``ok``; ``failed`` with the reason when recording raised (the error, as
+        :meth:`fail` words it), or when a CUDA trace holds no GPU activity (CUPTI's second
+        session in a process can come out empty: :data:`~traceviz.collect.tracing.
+        EMPTY_TRACE_HINT`), the trace's counts and times then kept.
         """
         from traceviz.collect import timing, tracing
-        from traceviz.collect.modes import build_step
 
-        s = self.settings
-        self.enter("loading")
-        workload = load_workload(self.workload_path)
-        self.enter("building")
-        inputs = self._fresh_inputs(workload)
-        step = build_step(self.mode, workload, inputs)
-        self.enter("warming up")
-        timing.warm(lambda: step(*inputs), max(int(s["warmup"]), 1), self.sync,
-                    timing.warm_min_s(self.cuda))
-        self.enter("tracing with stacks")
-        window = tracing.profile_steps(
-            lambda: step(*inputs), trace_path, cuda=self.cuda, with_stack=True,
-            metadata=self._trace_metadata(workload, "stacked"),
-        )
-        record = tracing.check_trace(trace_path).profiled(trace_path.name, window)
-        self.result = {"status": "ok", "reason": None, **record}
+        try:
+            timing.warm(call, int(self.settings["warmup"]), self.sync,
+                        timing.warm_min_s(self.cuda) if self.min_warm_s is None
+                        else self.min_warm_s)
+            window = tracing.profile_steps(call, trace_path, cuda=self.cuda, with_stack=True,
+                                           metadata=metadata)
+            record = tracing.check_trace(trace_path).profiled(trace_path.name, window)
+        except BaseException as exc:  # the mode's measurements stand; only this record fails
+            traceback.print_exc()
+            return {"status": "failed", "reason": f"during {STACK_PHASE}: {failure_text(exc)}"}
+        if self.cuda and record["gpu_activities"] == 0:
+            return {"status": "failed", "reason": tracing.EMPTY_TRACE_HINT, **record}
+        return {"status": "ok", "reason": None, **record}
 
     def compile_ahead(self) -> None:
         """Load, build and call the step :data:`AHEAD_CALLS` times, so that Inductor's and
@@ -238,8 +250,12 @@ class ModeRun(StepRun):
         self.sync()
         self.result.update(status="ok", reason=None)
 
-    def run(self, trace_path: Path) -> None:
-        """All phases; exceptions propagate with :attr:`result` filled so far."""
+    def run(self, trace_path: Path, stack_path: Path | None = None,
+            save: Callable[[], None] | None = None) -> None:
+        """All phases; exceptions propagate with :attr:`result` filled so far. With
+        ``stack_path``, a mode that ran to the end (``ok`` or ``mismatch``) then records its
+        stacked trace there (:meth:`trace_stacked`, its record :attr:`result`'s
+        ``stack_profiled``), once ``save()`` has written every measurement."""
         import torch
 
         from traceviz.collect.correctness import compare
@@ -271,6 +287,13 @@ class ModeRun(StepRun):
             mismatch=None if correct.ok
             else f"outputs differ from the eager reference: {correct.detail}",
         )
+        if stack_path is not None and self.result["status"] in RAN:
+            # announced before the save: a result written in this phase holds every measurement
+            self.enter(STACK_PHASE)
+            if save is not None:
+                save()
+            self.result["stack_profiled"] = self.trace_stacked(
+                call, stack_path, self._trace_metadata(workload, "stacked"))
 
 
 def warm(args: argparse.Namespace) -> int:
@@ -311,25 +334,22 @@ def against(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run one mode (``run``) or record its stacked trace (``stack``) and write the result,
+    """Run one mode (and its stacked trace with ``--stack-trace``) and write the result,
     whatever happens inside."""
     settings = json.loads(args.settings)
     mode_run = ModeRun(args.workload, args.mode, args.device, settings)
-    stacked = args.command == "stack"
+    out = Path(args.out)
     try:
-        if stacked:
-            mode_run.run_stacked(Path(args.trace))
-        else:
-            mode_run.run(Path(args.trace))
+        stack = None if args.stack_trace is None else Path(args.stack_trace)
+        mode_run.run(Path(args.trace), stack, save=lambda: write_json(out, mode_run.result))
     except BaseException as exc:
         mode_run.fail(exc)
-        if (not stacked and mode_run.mode in COMPILE_MODES
-                and "torch._dynamo" in sys.modules):
+        if mode_run.mode in COMPILE_MODES and "torch._dynamo" in sys.modules:
             from traceviz.collect.diagnostics import compile_counters
 
             mode_run.result["compile"] = compile_counters()
     finally:
-        write_json(Path(args.out), mode_run.result)
+        write_json(out, mode_run.result)
     return 0
 
 
@@ -340,14 +360,14 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("probe")
     p.add_argument("workload")
     p.add_argument("out")
-    for name in ("run", "stack"):
-        r = sub.add_parser(name)
-        r.add_argument("workload")
-        r.add_argument("mode")
-        r.add_argument("trace")
-        r.add_argument("out")
-        r.add_argument("--device", required=True, choices=["cuda", "cpu"])
-        r.add_argument("--settings", required=True, help="JSON: warmup, repeats, ...")
+    r = sub.add_parser("run")
+    r.add_argument("workload")
+    r.add_argument("mode")
+    r.add_argument("trace")
+    r.add_argument("out")
+    r.add_argument("--device", required=True, choices=["cuda", "cpu"])
+    r.add_argument("--settings", required=True, help="JSON: warmup, repeats, ...")
+    r.add_argument("--stack-trace", help="also record the stacked trace here, after the rest")
     w = sub.add_parser("warm")
     w.add_argument("workload")
     w.add_argument("mode")

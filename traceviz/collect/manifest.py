@@ -3,9 +3,10 @@
 Schema history: 2 added ``paired`` (per mode) and the settings ``timing_budget_s`` and
 ``with_stack``; 3 added the host issue times of every paired block
 (``paired.baseline_issue_ms`` / ``paired.mode_issue_ms``), made the ``profiled`` trace the
-lean one (no stacks, no shapes) and added ``stack_profiled`` (the stacked trace, recorded in a
-second process when ``with_stack``). Older manifests are still read (readers treat a missing
-key as ``null``; without issue times the verdicts keep the profiled-trace rules and say so).
+lean one (no stacks, no shapes) and added ``stack_profiled`` (the stacked trace, when
+``with_stack``: recorded in a second process until 2026-11-28, since then by the mode's own
+process after its lean trace). Older manifests are still read (readers treat a missing key as
+``null``; without issue times the verdicts keep the profiled-trace rules and say so).
 
 A run directory holds ``manifest.json``, one ``<mode>.pt.trace.json.gz`` per mode that reached
 its profiled run, ``logs/<mode>.log`` (the child's output) and, once written, the comparison
@@ -57,9 +58,23 @@ report. Schema (keys are stable; a value is ``null`` where it does not apply or 
                        step times the medians are of}
                        -- the lean trace (no stacks, no shapes): metrics and verdicts,
           "stack_profiled": the same keys for ``<mode>.stack.pt.trace.json.gz``, recorded
-                       with Python stacks in a second process (host-wait sources only), plus
-                       "status" ("ok" | "failed" | "timeout"), "reason", "wall_s" and "log";
-                       absent with --no-stack,
+                       with Python stacks (host-wait sources only), plus "status" ("ok" |
+                       "failed" | "timeout"), "reason" and "log" (the mode's own log) --
+                       recorded by the mode's own process last, in its phase "stacks" (its seconds:
+                       ``phase_s["stacks"]``), after every measurement above was written, so
+                       a recording that raises, dies or times out fails only this record
+                       (the mode keeps its status); ``step_ms`` and
+                       ``adjacent_unprofiled_ms`` are defined as the lean trace's, after a
+                       warm-up of ``warmup`` steps and at least ``warm_min_s`` (the lean
+                       trace's export idled the GPU), but both are now measured in a process
+                       that has had a profiler session: on CUDA, Kineto leaves CUPTI attached
+                       after it (pytorch/pytorch#144455), which can slow the unprofiled
+                       launches too, so its inflation is over that process's unprofiled step,
+                       not a fresh one's; "failed" too when a CUDA trace holds no GPU
+                       activity. Runs before 2026-11-28 recorded it in a second process
+                       (load, build, the same warm-up) with its own "wall_s", "phase_s" and
+                       "log" (``logs/<mode>.stack.log``); null or absent with --no-stack,
+                       for a mode that did not run to the end, and for --nproc modes,
           "correctness": {"ok", "max_abs_err", "max_rel_err", "rtol", "atol", "detail"},
           "compile": {"graphs", "frames_traced", "graph_breaks", "break_reasons",
                       "recompiles", "recompiled_functions", "recompile_reasons",
@@ -68,7 +83,8 @@ report. Schema (keys are stable; a value is ``null`` where it does not apply or 
           "peak_mem_bytes": peak allocated GPU memory (CUDA only),
           "analysis_summary": {"steps", "kernels_per_step", "launches_per_step",
                                "graph_launches_per_step", ...} or {"error": ...},
-          "wall_s": seconds the child process ran,
+          "wall_s": seconds the child process ran (its stacked trace included),
+          "phase_s": seconds per phase of the child ({"start", "loading", ..., "stacks"}),
           "log": "logs/<mode>.log"
         }
       },

@@ -18,6 +18,8 @@ holds the rest, in this order:
 - the **lean trace** (:func:`traceviz.collect.tracing.profile_steps`, no Python stacks) and the
   mode's outcome (:func:`record_outcome`).
 
+A mode's own process may then record the stacked trace (:data:`STACK_PHASE`); a rank does not.
+
 The ranks of one distributed mode run these phases together (:attr:`StepRun.lockstep`): their
 timed repeats and paired blocks are of one size, the largest any rank wants, with a barrier
 before each, and a barrier comes before and after the trace.
@@ -41,8 +43,13 @@ if TYPE_CHECKING:
     from traceviz.collect.tracing import ProfiledWindow
 
 PHASE_PREFIX = "@@traceviz-phase "
+#: The phase a mode's child records its stacked trace in, after all it measures
+#: (:meth:`traceviz.collect.child.ModeRun.trace_stacked`).
+STACK_PHASE = "stacks"
 #: The mode every other mode is timed against, in the same process (paired timing).
 BASELINE_MODE = "eager"
+#: Mode statuses whose step ran to the end.
+RAN = ("ok", "mismatch")
 
 T = TypeVar("T")
 

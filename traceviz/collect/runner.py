@@ -10,9 +10,10 @@ outlives the run (:func:`~traceviz.collect.process_tree.kill_tree`: ``torch.dist
 starts its ranks in sessions of their own). A process that survives SIGKILL (stuck in the GPU
 driver) is named in the mode's reason, and the run goes on without waiting for it. The child's
 stdout/stderr go to ``logs/<mode>.log`` in the run directory; its phase lines drive
-``on_phase`` and time the phases: the mode's entry, and its stacked and ``--against`` records,
-carry ``phase_s`` (seconds per phase, :func:`phase_seconds`: where the time went), which
-``traceviz profile`` prints at the end (:func:`traceviz.cli.display.time_spent`).
+``on_phase`` and time the phases: the mode's entry, and its ``--against`` record, carry
+``phase_s`` (seconds per phase, :func:`phase_seconds`: where the time went; the stacked trace,
+recorded by the mode's own child, is its phase ``stacks``), which ``traceviz profile`` prints
+at the end (:func:`traceviz.cli.display.time_spent`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from traceviz.atomic import write_bytes_atomic
 from traceviz.collect.diagnostics import TORCH_LOGS, parse_compile_log
 from traceviz.collect.mode_names import COMPILE_MODES
 from traceviz.collect.process_tree import kill_tree, pipe_holders, still_alive
-from traceviz.collect.profiled_step import PHASE_PREFIX
+from traceviz.collect.profiled_step import PHASE_PREFIX, RAN, STACK_PHASE
 from traceviz.collect.run_control import RunInterrupted
 
 #: Lines of a log kept in a failure reason when the child wrote no result.
@@ -69,7 +70,7 @@ class RunSettings:
     max_iters: int
     check_steps: int
     timing_budget_s: float = 30.0  # paired timing against the baseline, per mode; 0: off
-    with_stack: bool = True  # record a second, stacked trace (host-wait sources) per mode
+    with_stack: bool = True  # also record a stacked trace (host-wait sources) per mode
     compile_ahead: bool = True  # compile the compile modes side by side before any timing
 
     @classmethod
@@ -358,28 +359,42 @@ def run_mode(
     on_phase: Callable[[str], None],
 ) -> dict[str, Any]:
     """Run ``mode`` in a child process and return its manifest entry (never raises for the
-    child's failures: they become ``failed`` / ``timeout`` entries)."""
+    child's failures: they become ``failed`` / ``timeout`` entries).
+
+    With ``settings.with_stack`` the child also records the stacked trace, last, in its phase
+    :data:`~traceviz.collect.profiled_step.STACK_PHASE`, having written its result first: a
+    child that times out, is killed or exits badly in that phase keeps the mode's entry as that
+    result says, and only ``stack_profiled`` tells the failure (:func:`_stack_failure`).
+    """
     logs = run_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     log_path = logs / f"{mode}.log"
     result_path = logs / f"{mode}.result.json"
     result_path.unlink(missing_ok=True)
     trace_path = run_dir / f"{mode}.pt.trace.json.gz"
+    stack_path = run_dir / f"{mode}.stack.pt.trace.json.gz"
     cmd = _child_cmd(
         "run", str(workload), mode, str(trace_path), str(result_path),
         "--device", settings.device,
         "--settings", json.dumps(settings.child_settings(environment)),
+        *(("--stack-trace", str(stack_path)) if settings.with_stack else ()),
     )
     out = run_child_session(cmd, log_path, env=child_env(settings.device),
                             timeout_s=settings.timeout_s,
                             mode=mode, on_phase=on_phase,
                             on_stop=lambda: result_path.unlink(missing_ok=True))
     log_text = out.log_text
-    if out.timed_out:
-        entry: dict[str, Any] = {"status": "timeout",
-                                 "reason": out.timeout_reason(settings.timeout_s)}
-        if result_path.exists():  # a result from before the hang, kept for its numbers
-            entry = {**json.loads(result_path.read_text(encoding="utf-8")), **entry}
+    written = (json.loads(result_path.read_text(encoding="utf-8"))
+               if result_path.exists() else None)
+    if (settings.with_stack and out.phase == STACK_PHASE and written is not None
+            and written.get("status") in RAN):
+        entry = written  # every measurement was written before the stacked trace began
+        if not entry.get("stack_profiled"):
+            entry["stack_profiled"] = _stack_failure(out, settings.timeout_s)
+    elif out.timed_out:
+        entry = {"status": "timeout", "reason": out.timeout_reason(settings.timeout_s)}
+        if written is not None:  # a result from before the hang, kept for its numbers
+            entry = {**written, **entry}
     elif out.returncode < 0:
         tail = "\n".join(log_text.strip().splitlines()[-REASON_LOG_LINES:])
         entry = {
@@ -387,10 +402,10 @@ def run_mode(
             "reason": f"killed by {signal_name(-out.returncode)} during '{out.phase}'; "
             f"log tail:\n{tail}",
         }
-        if result_path.exists():  # written before the signal: kept for its numbers
-            entry = {**json.loads(result_path.read_text(encoding="utf-8")), **entry}
-    elif result_path.exists():
-        entry = json.loads(result_path.read_text(encoding="utf-8"))
+        if written is not None:  # written before the signal: kept for its numbers
+            entry = {**written, **entry}
+    elif written is not None:
+        entry = written
         if out.returncode != 0 and entry.get("status") == "ok":
             entry.update(status="failed", reason=f"child exited with code {out.returncode}")
     else:
@@ -406,11 +421,10 @@ def run_mode(
     entry["wall_s"] = out.wall_s
     entry["phase_s"] = out.phase_s
     entry["log"] = str(log_path.relative_to(run_dir))
+    if entry.get("stack_profiled"):
+        entry["stack_profiled"]["log"] = entry["log"]
     if not trace_path.exists():
         entry.setdefault("profiled", None)
-    if settings.with_stack and trace_path.exists() and entry.get("status") in ("ok", "mismatch"):
-        entry["stack_profiled"] = run_stacked(workload, mode, run_dir, settings, environment,
-                                              entry, on_phase)
     return entry
 
 
@@ -424,7 +438,7 @@ def run_side(
     on_phase: Callable[[str], None],
     stop: threading.Event | None = None,
 ) -> dict[str, Any]:
-    """Run a mode's side child (``kind``: ``stack``, ``against``, ``ahead``) in a session of
+    """Run a mode's side child (``kind``: ``against``, ``ahead``) in a session of
     its own (``stop``: as :func:`run_child_session`'s), its
     log ``logs/<mode>.<kind>.log``, and return the record it wrote to
     ``logs/<mode>.<kind>.result.json`` — or ``{"status": "timeout" | "failed", "reason"}``
@@ -458,30 +472,17 @@ def run_side(
     return record
 
 
-def run_stacked(
-    workload: Path,
-    mode: str,
-    run_dir: Path,
-    settings: RunSettings,
-    environment: dict[str, Any],
-    entry: dict[str, Any],
-    on_phase: Callable[[str], None],
-) -> dict[str, Any]:
-    """Record the mode's stacked trace (Python stacks) in a child process of its own and return
-    the manifest's ``stack_profiled`` record: ``{"status": "ok", "trace", "steps",
-    "gpu_activities", "step_ms", "adjacent_unprofiled_ms", "inflation", "wall_s", "log"}``, or
-    ``{"status", "reason", "wall_s", "log"}`` when it failed (the mode's own numbers still
-    stand)."""
-    trace_path = run_dir / f"{mode}.stack.pt.trace.json.gz"
-    record = run_side(run_dir, mode, "stack", ("stacked trace", "stacked"), lambda result: [
-        "stack", str(workload), mode, str(trace_path), str(result),
-        "--device", settings.device,
-        "--settings", json.dumps(settings.child_settings(environment))],
-        settings, on_phase)
-    if record.get("status") == "ok" and not trace_path.exists():
-        record = {"status": "failed", "reason": "the stacked run left no trace",
-                  "wall_s": record["wall_s"], "log": record["log"]}
-    return record
+def _stack_failure(out: ChildOutcome, timeout_s: float) -> dict[str, Any]:
+    """The ``stack_profiled`` record of a child that ended in the stacked phase without
+    writing it: ``timeout`` when it was killed at ``timeout_s``, else ``failed``, the reason
+    saying how it ended."""
+    if out.timed_out:
+        return {"status": "timeout", "reason": f"killed at the {timeout_s:.0f} s timeout while "
+                f"recording the stacked trace{out.survivors()}"}
+    how = (f"was killed by {signal_name(-out.returncode)}" if out.returncode < 0
+           else f"exited with code {out.returncode}")
+    return {"status": "failed", "reason": f"the mode's child {how} while recording the "
+            "stacked trace"}
 
 
 def run_against(

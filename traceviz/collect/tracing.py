@@ -2,12 +2,14 @@
 
 ``torch.profiler.schedule(wait, warmup, active)`` keeps compilation and capture out of the trace;
 the exported file holds ``ProfilerStep#<wait+warmup> .. #<wait+warmup+active-1>``. The warm-up
-steps start CUPTI before the recorded ones, and each child runs exactly one profiler session
-(CUPTI before CUDA 13.1u1 mislabels graph-launch correlations in later sessions). The trace is
-stamped with ``add_metadata_json("traceviz", ...)`` while the profiler records. The profiler
-exports to a temporary name in the run directory (:mod:`traceviz.atomic`); the file is read back
-(complete gzip stream, valid JSON) and only then renamed to its final name, so a child killed or
-failing mid-export leaves no half-written trace. A CUDA run whose trace holds no GPU activity
+steps start CUPTI before the recorded ones. The lean trace, which the metrics and verdicts read,
+is its process's first profiler session (CUPTI before CUDA 13.1u1 mislabels graph-launch
+correlations in later sessions); a mode's own process may then record its stacked trace, read
+for the host-wait sources only, in a second session. The trace is stamped with
+``add_metadata_json("traceviz", ...)`` while the profiler records. The profiler exports to a
+temporary name in the run directory (:mod:`traceviz.atomic`); the file is read back (complete
+gzip stream, valid JSON) and only then renamed to its final name, so a child killed or failing
+mid-export leaves no half-written trace. A CUDA run whose trace holds no GPU activity
 fails with a hint.
 """
 
@@ -58,8 +60,8 @@ class ProfiledWindow:
     of ``ACTIVE_STEPS`` unprofiled steps run just before the profiler starts, in the same
     process and timed the same way (ms). Their medians are ``step_ms`` and
     ``adjacent_unprofiled_ms``, and their ratio the trace's *inflation*: both sides share the
-    process's state and the machine's clocks at that moment, so two traces recorded in different
-    processes (the lean and the stacked one) are compared on what the profiler costs alone; the
+    process's state and the machine's clocks at that moment, so two traces recorded at different
+    moments (the lean and the stacked one) are compared on what the profiler costs alone; the
     medians keep one slow step (a profiler buffer flush, a clock change) from deciding it.
     """
 

@@ -22,10 +22,8 @@ from typing import Any
 from traceviz.collect import manifest, run_control, runner
 from traceviz.collect.against import signature_mismatch
 from traceviz.collect.mode_names import skip_reason
+from traceviz.collect.profiled_step import RAN
 from traceviz.collect.run_files import OLD_DIR
-
-#: Mode statuses whose step ran to the end (and can be timed against the other version).
-RAN = ("ok", "mismatch")
 
 
 class AgainstError(ValueError):
