@@ -191,21 +191,6 @@ def time_spent(modes: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def ahead_spent(ahead: Mapping[str, Any] | None) -> list[str]:
-    """The compile-ahead step's line (:mod:`traceviz.collect.ahead`): its wall seconds, how
-    many compiled at once, and each mode's own seconds and status when not ok."""
-    if not ahead or not isinstance(ahead.get("modes"), Mapping):
-        return []
-    parts = []
-    for mode, r in ahead["modes"].items():
-        wall = r.get("wall_s")
-        state = "" if r.get("status") == "ok" else f" {r.get('status')}"
-        parts.append(f"{mode} {wall:.1f}{state}" if isinstance(wall, (int, float))
-                     else f"{mode}{state}")
-    return [f"compiled ahead, {ahead.get('workers')} at once: {ahead.get('wall_s', 0):.0f} s "
-            f"({', '.join(parts)})"]
-
-
 def against_summary(modes: Mapping[str, Mapping[str, Any]], width: int | None) -> Any:
     """``profile --against``'s old → new table from the manifest's mode entries (verdicts at
     the default ``min_speedup``; the report says the same with the run's thresholds)."""

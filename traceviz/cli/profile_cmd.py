@@ -62,14 +62,6 @@ def profile(
                      "waited). The verdicts read the lean trace (no stacks) either way. "
                      "\\[default: on a GPU; off on the CPU, where no GPU waits]")
     ] = None,
-    ahead: Annotated[
-        bool,
-        typer.Option("--ahead/--no-ahead",
-                     help="Compile the torch.compile modes side by side before any mode is "
-                     "timed, so that each mode's own run finds its graphs and kernels in "
-                     "Inductor's cache on disk (on 8 cores or more); the modes are still timed "
-                     "one at a time, alone."),
-    ] = True,
     strict: Annotated[
         bool,
         typer.Option("--strict",
@@ -102,4 +94,4 @@ def profile(
     from traceviz.cli.profile_run import run
 
     run(workload, modes, out, force, device, timeout, repeats, warmup, min_repeat_ms,
-        timing_budget_s, stack, strict, nproc, resume, against, ahead)
+        timing_budget_s, stack, strict, nproc, resume, against)

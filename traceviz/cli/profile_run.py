@@ -88,12 +88,11 @@ def run(
     workload: Path | None, modes: str, out: Path | None, force: bool, device: str,
     timeout: float, repeats: int | None, warmup: int | None, min_repeat_ms: float | None,
     timing_budget_s: float, stack: bool | None, strict: bool, nproc: int | None,
-    resume: Path | None, against: Path | None = None, ahead: bool = True,
+    resume: Path | None, against: Path | None = None,
 ) -> None:
     """``traceviz profile``'s run, with the command's options (see
     :func:`traceviz.cli.profile_cmd.profile`). ``stack`` ``None``: the stacked traces are
-    recorded on a GPU only (:func:`records_stacks`). ``ahead``: compile the compile modes side
-    by side first (:mod:`traceviz.collect.ahead`)."""
+    recorded on a GPU only (:func:`records_stacks`)."""
     console = Console()
     try:
         selected = parse_modes(modes)
@@ -173,7 +172,6 @@ def run(
         check_steps=CHECK_STEPS,
         timing_budget_s=timing_budget_s,
         with_stack=records_stacks(stack, device, plan.record if plan is not None else None),
-        compile_ahead=ahead,
     )
     record = manifest.new_manifest(
         probe,
@@ -223,8 +221,7 @@ def run(
     console.print(display.profile_summary(record["modes"], console.width))
     if old is not None:
         console.print(display.against_summary(record["modes"], console.width))
-    spent = [*display.ahead_spent(record.get("compiled_ahead")),
-             *display.time_spent(record["modes"])]
+    spent = display.time_spent(record["modes"])
     for line in [*notes(record["modes"]), *(["where the time went (s):"] if spent else []),
                  *(f"  {x}" for x in spent), *closing_lines(run_dir, report, note)]:
         console.print(inert_text(line))
@@ -257,13 +254,16 @@ def _run_modes(
     (:mod:`traceviz.collect.versions`)."""
     cuda = settings.device == "cuda"
     env = probe["environment"]
-    reasons = {mode: _skip_reason(mode, cuda, probe, nproc, old) for mode in selected}
-    if settings.compile_ahead and not nproc:
-        _compile_ahead(console, run_dir, record, [m for m in selected if not reasons[m]],
-                       settings, env, workload)
     with display.mode_progress(console, len(selected)) as progress:
         for mode in selected:
-            reason = reasons[mode]
+            reason = skip_reason(mode, cuda=cuda, triton=probe["triton_importable"],
+                                 has_triton_step=probe["workload"]["has_triton_step"])
+            if nproc and not reason:
+                from traceviz.collect.distributed import UNSUPPORTED
+
+                reason = UNSUPPORTED.get(mode)
+            if old is not None and not reason:
+                reason = old.skip_reason(mode, cuda=cuda, triton=probe["triton_importable"])
             if reason:
                 record["modes"][mode] = manifest.mode_entry(status="skipped", reason=reason)
                 if old is not None:
@@ -293,42 +293,6 @@ def _run_modes(
         if old is not None:
             analysis.add_analysis_summaries(old.run_dir, old.record)
             manifest.write_manifest(old.run_dir, old.record)
-
-
-def _skip_reason(mode: str, cuda: bool, probe: dict[str, Any], nproc: int | None,
-                 old: versions.OldRun | None) -> str | None:
-    """Why ``mode`` does not run here (``None``: it runs)."""
-    reason = skip_reason(mode, cuda=cuda, triton=probe["triton_importable"],
-                         has_triton_step=probe["workload"]["has_triton_step"])
-    if nproc and not reason:
-        from traceviz.collect.distributed import UNSUPPORTED
-
-        reason = UNSUPPORTED.get(mode)
-    if old is not None and not reason:
-        reason = old.skip_reason(mode, cuda=cuda, triton=probe["triton_importable"])
-    return reason
-
-
-def _compile_ahead(console: Console, run_dir: Path, record: dict[str, Any], runs: list[str],
-                   settings: runner.RunSettings, env: dict[str, Any], workload: Path) -> None:
-    """Compile the compile modes among ``runs`` side by side before any is timed
-    (:mod:`traceviz.collect.ahead`), under a status line; the manifest's
-    ``compiled_ahead`` record. Nothing when fewer than two can compile at once."""
-    from traceviz.collect import ahead
-
-    modes = ahead.ahead_modes(runs)
-    workers = ahead.ahead_workers(len(modes))
-    if workers < 2:
-        return
-    left = list(modes)
-    with console.status(f"compiling {len(modes)} modes ahead, {workers} at once…") as status:
-        def done(mode: str, state: str) -> None:
-            left.remove(mode)
-            status.update(f"compiling ahead: {mode} {state}; {len(left)} left…")
-
-        record["compiled_ahead"] = ahead.compile_ahead(workload.resolve(), modes, run_dir,
-                                                       settings, env, done)
-    manifest.write_manifest(run_dir, record)
 
 
 def write_run_report(run_dir: Path, record: dict[str, Any]) -> tuple[Path | None, str]:

@@ -16,9 +16,7 @@ with every measurement, and again after it with the ``stack_profiled`` record, s
 recording that raises, hangs or dies costs only that record. It is the process's second
 profiler session, after the lean trace; only the host-wait sources are read from it.
 ``against NEW MODE OUT --old OLD --device D --settings JSON`` times two versions of the step
-against each other (:mod:`traceviz.collect.against`). ``warm WORKLOAD MODE OUT_JSON --device D
---settings JSON`` compiles a mode's step ahead of its timed run, beside other modes'
-(:mod:`traceviz.collect.ahead`), and measures nothing. Progress goes to stdout as
+against each other (:mod:`traceviz.collect.against`). Progress goes to stdout as
 ``@@traceviz-phase <name>`` lines for the parent's display.
 """
 
@@ -149,11 +147,6 @@ def probe(workload_path: str, out: Path) -> int:
     return 0
 
 
-#: Calls of a mode's step when it is compiled ahead (:func:`warm`): the first compiles, the
-#: next show any recompilation (a CUDA-graph tree mode records its graphs over these).
-AHEAD_CALLS = 3
-
-
 class ModeRun(StepRun):
     """One mode's run in a process of its own (:class:`~traceviz.collect.profiled_step.
     StepRun`), on the workload's step and fresh inputs."""
@@ -233,23 +226,6 @@ class ModeRun(StepRun):
             return {"status": "failed", "reason": tracing.EMPTY_TRACE_HINT, **record}
         return {"status": "ok", "reason": None, **record}
 
-    def compile_ahead(self) -> None:
-        """Load, build and call the step :data:`AHEAD_CALLS` times, so that Inductor's and
-        Triton's caches on disk hold its graphs and kernels before the mode's timed run
-        (:mod:`traceviz.collect.ahead`). Nothing here is measured for the report."""
-        from traceviz.collect.modes import build_step
-
-        self.enter("loading")
-        workload = load_workload(self.workload_path)
-        self.enter("building")
-        inputs = self._fresh_inputs(workload)
-        step = build_step(self.mode, workload, inputs)
-        self.first_call(lambda: step(*inputs))
-        for _ in range(AHEAD_CALLS - 1):
-            step(*inputs)
-        self.sync()
-        self.result.update(status="ok", reason=None)
-
     def run(self, trace_path: Path, stack_path: Path | None = None,
             save: Callable[[], None] | None = None) -> None:
         """All phases; exceptions propagate with :attr:`result` filled so far. With
@@ -294,20 +270,6 @@ class ModeRun(StepRun):
                 save()
             self.result["stack_profiled"] = self.trace_stacked(
                 call, stack_path, self._trace_metadata(workload, "stacked"))
-
-
-def warm(args: argparse.Namespace) -> int:
-    """Compile the mode's step ahead of its timed run (:meth:`ModeRun.compile_ahead`) and
-    write ``{"status", "reason", "first_call_s"}``, whatever happens inside."""
-    mode_run = ModeRun(args.workload, args.mode, args.device, json.loads(args.settings))
-    try:
-        mode_run.compile_ahead()
-    except BaseException as exc:
-        mode_run.fail(exc)
-    finally:
-        write_json(Path(args.out), {k: mode_run.result.get(k)
-                                    for k in ("status", "reason", "first_call_s")})
-    return 0
 
 
 def against(args: argparse.Namespace) -> int:
@@ -368,12 +330,6 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--device", required=True, choices=["cuda", "cpu"])
     r.add_argument("--settings", required=True, help="JSON: warmup, repeats, ...")
     r.add_argument("--stack-trace", help="also record the stacked trace here, after the rest")
-    w = sub.add_parser("warm")
-    w.add_argument("workload")
-    w.add_argument("mode")
-    w.add_argument("out")
-    w.add_argument("--device", required=True, choices=["cuda", "cpu"])
-    w.add_argument("--settings", required=True, help="JSON: as run's")
     v = sub.add_parser("against")
     v.add_argument("workload")
     v.add_argument("mode")
@@ -386,8 +342,6 @@ def main(argv: list[str] | None = None) -> int:
         return probe(args.workload, Path(args.out))
     if args.command == "against":
         return against(args)
-    if args.command == "warm":
-        return warm(args)
     return run(args)
 
 

@@ -21,7 +21,7 @@ report. Schema (keys are stable; a value is ``null`` where it does not apply or 
                       "gpu_count", "driver", "hostname", "platform", "cpu_count"},
       "created": ISO-8601 UTC time the run started,
       "settings": {"device", "timeout_s", "warmup", "repeats", "min_repeat_ms", "max_iters",
-                   "check_steps", "timing_budget_s", "with_stack", "compile_ahead",
+                   "check_steps", "timing_budget_s", "with_stack",
                    "trace_schedule": {"wait", "warmup", "active"},
                    "adjacent_windows": unprofiled windows before each profiled one,
                    "warm_min_s": the minimum seconds of every warm-up (absent in older runs)},
@@ -88,10 +88,6 @@ report. Schema (keys are stable; a value is ``null`` where it does not apply or 
           "log": "logs/<mode>.log"
         }
       },
-      "compiled_ahead": {"workers": processes at once, "wall_s", "modes": {"<mode>":
-                         {"status", "reason", "first_call_s", "wall_s", "phase_s", "log"}}}
-                       -- the compile modes compiled side by side before any mode was timed
-                       (traceviz.collect.ahead); absent when that step did not run,
       "report": path of the comparison report in the run dir, or null,
       "resumed": [{"at": ISO-8601 UTC time, "modes": [modes run again]}, ...]
                  -- one item per ``profile --resume`` (absent if never resumed)

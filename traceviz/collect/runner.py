@@ -71,7 +71,6 @@ class RunSettings:
     check_steps: int
     timing_budget_s: float = 30.0  # paired timing against the baseline, per mode; 0: off
     with_stack: bool = True  # also record a stacked trace (host-wait sources) per mode
-    compile_ahead: bool = True  # compile the compile modes side by side before any timing
 
     @classmethod
     def from_manifest(cls, settings: dict[str, Any]) -> RunSettings:
@@ -269,7 +268,6 @@ def run_child_session(
     on_stop: Callable[[], None],
     finished: Callable[[], bool] | None = None,
     broken: re.Pattern[str] | None = None,
-    stop: threading.Event | None = None,
 ) -> ChildOutcome:
     """Run ``cmd`` in a session of its own, its output in ``log_path`` (phase lines drive
     ``on_phase``). Past ``timeout_s`` the whole session is killed (``timed_out``); so is a child
@@ -278,8 +276,7 @@ def run_child_session(
     ``broken`` (the line is the outcome's ``broken``). When the parent is stopping (SIGINT /
     SIGTERM, any exception while waiting) the session is killed, ``on_stop`` clears the child's
     partial results, and the exception goes on, a :class:`RunInterrupted` told which mode and
-    phase it stopped. ``stop`` set (by another thread) stops it the same way, with
-    :class:`SessionStopped`."""
+    phase it stopped."""
     last = {"phase": "start"}
     begin = time.monotonic()
     marks = [("start", begin)]
@@ -296,7 +293,7 @@ def run_child_session(
         ended = EXITED
         killed: list[int] = []
         try:
-            ended = _wait(proc, begin + timeout_s, finished, last, stop)
+            ended = _wait(proc, begin + timeout_s, finished, last)
             if ended != EXITED:
                 killed = _kill_session(proc)
         except BaseException as exc:  # the parent is stopping: the child goes with it
@@ -318,13 +315,8 @@ def run_child_session(
     )
 
 
-class SessionStopped(Exception):
-    """A child session's ``stop`` event was set: the session was killed."""
-
-
 def _wait(proc: subprocess.Popen[str], deadline: float,
-          finished: Callable[[], bool] | None, last: dict[str, str],
-          stop: threading.Event | None = None) -> str:
+          finished: Callable[[], bool] | None, last: dict[str, str]) -> str:
     """Wait for ``proc`` until ``deadline`` (``time.monotonic``): how it ended, one of
     ``EXITED``, ``TIMED_OUT``, ``LINGERED``, ``BROKEN`` (:func:`run_child_session`; ``last`` is
     the pump's record, with ``"broken"`` once a line said the child cannot go on)."""
@@ -335,8 +327,6 @@ def _wait(proc: subprocess.Popen[str], deadline: float,
             proc.wait(timeout=max(min(POLL_S, deadline - time.monotonic()), 0.0))
             return EXITED
         except subprocess.TimeoutExpired:
-            if stop is not None and stop.is_set():
-                raise SessionStopped from None
             now = time.monotonic()
             if done_at is None and finished is not None and finished():
                 done_at = now
@@ -428,50 +418,6 @@ def run_mode(
     return entry
 
 
-def run_side(
-    run_dir: Path,
-    mode: str,
-    kind: str,
-    what: tuple[str, str],
-    args: Callable[[Path], list[str]],
-    settings: RunSettings,
-    on_phase: Callable[[str], None],
-    stop: threading.Event | None = None,
-) -> dict[str, Any]:
-    """Run a mode's side child (``kind``: ``against``, ``ahead``) in a session of
-    its own (``stop``: as :func:`run_child_session`'s), its
-    log ``logs/<mode>.<kind>.log``, and return the record it wrote to
-    ``logs/<mode>.<kind>.result.json`` — or ``{"status": "timeout" | "failed", "reason"}``
-    when it left none — with ``wall_s`` and ``log`` added. ``what``: (the prefix of its phases
-    on the display, its name in a failure reason); ``args(result)``: the child's arguments,
-    given the result path."""
-    phase_prefix, run_name = what
-    logs = run_dir / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    log_path = logs / f"{mode}.{kind}.log"
-    result_path = logs / f"{mode}.{kind}.result.json"
-    result_path.unlink(missing_ok=True)
-    out = run_child_session(_child_cmd(*args(result_path)), log_path,
-                            env=child_env(settings.device),
-                            timeout_s=settings.timeout_s, mode=mode,
-                            on_phase=lambda p: on_phase(f"{phase_prefix}: {p}"),
-                            on_stop=lambda: result_path.unlink(missing_ok=True), stop=stop)
-    if result_path.exists():
-        record = json.loads(result_path.read_text(encoding="utf-8"))
-        result_path.unlink(missing_ok=True)
-    elif out.timed_out:
-        record = {"status": "timeout", "reason": out.timeout_reason(settings.timeout_s)}
-    else:
-        how = (f"killed by {signal_name(-out.returncode)}" if out.returncode < 0
-               else f"exited with code {out.returncode}")
-        record = {"status": "failed", "reason": f"the {run_name} run {how} during "
-                  f"'{out.phase}'"}
-    record["wall_s"] = out.wall_s
-    record["phase_s"] = out.phase_s
-    record["log"] = str(log_path.relative_to(run_dir))
-    return record
-
-
 def _stack_failure(out: ChildOutcome, timeout_s: float) -> dict[str, Any]:
     """The ``stack_profiled`` record of a child that ended in the stacked phase without
     writing it: ``timeout`` when it was killed at ``timeout_s``, else ``failed``, the reason
@@ -495,10 +441,34 @@ def run_against(
     on_phase: Callable[[str], None],
 ) -> dict[str, Any]:
     """Time ``workload`` against the ``old`` version of it in ``mode``, in a child process of
-    its own (:mod:`traceviz.collect.against`), and return the mode entry's ``against`` record
-    (a failed, hung or killed child gives ``{"status", "reason", …}``, never an exception)."""
-    return run_side(run_dir, mode, "against", ("against old", "old-vs-new"), lambda result: [
-        "against", str(workload), mode, str(result), "--old", str(old),
-        "--device", settings.device,
-        "--settings", json.dumps(settings.child_settings(environment))],
-        settings, on_phase)
+    its own (:mod:`traceviz.collect.against`), its log ``logs/<mode>.against.log``, and return
+    the mode entry's ``against`` record, the one the child wrote to
+    ``logs/<mode>.against.result.json`` (a failed, hung or killed child that left none gives
+    ``{"status": "timeout" | "failed", "reason"}``, never an exception), with ``wall_s``,
+    ``phase_s`` and ``log`` added."""
+    logs = run_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    log_path = logs / f"{mode}.against.log"
+    result_path = logs / f"{mode}.against.result.json"
+    result_path.unlink(missing_ok=True)
+    cmd = _child_cmd("against", str(workload), mode, str(result_path), "--old", str(old),
+                     "--device", settings.device,
+                     "--settings", json.dumps(settings.child_settings(environment)))
+    out = run_child_session(cmd, log_path, env=child_env(settings.device),
+                            timeout_s=settings.timeout_s, mode=mode,
+                            on_phase=lambda p: on_phase(f"against old: {p}"),
+                            on_stop=lambda: result_path.unlink(missing_ok=True))
+    if result_path.exists():
+        record = json.loads(result_path.read_text(encoding="utf-8"))
+        result_path.unlink(missing_ok=True)
+    elif out.timed_out:
+        record = {"status": "timeout", "reason": out.timeout_reason(settings.timeout_s)}
+    else:
+        how = (f"killed by {signal_name(-out.returncode)}" if out.returncode < 0
+               else f"exited with code {out.returncode}")
+        record = {"status": "failed", "reason": f"the old-vs-new run {how} during "
+                  f"'{out.phase}'"}
+    record["wall_s"] = out.wall_s
+    record["phase_s"] = out.phase_s
+    record["log"] = str(log_path.relative_to(run_dir))
+    return record
