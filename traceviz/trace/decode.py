@@ -44,7 +44,8 @@ INVALID_NS = np.iinfo(np.int64).min
 MAX_TIME_US = 4.0e15
 
 
-_KEPT_X = np.array(
+#: Categories of the ``X`` events kept in the columns: GPU activities, runtime calls, CPU ops.
+KEPT_X = np.array(
     sorted(GPU_ACTIVITY_CATEGORIES | RUNTIME_CATEGORIES | CPU_CATEGORIES), dtype=np.int8
 )
 
@@ -254,7 +255,10 @@ def _flow_ids(values: list[Any]) -> np.ndarray:
     return np.array([_flow_id(v) for v in values], dtype=np.int64)
 
 
-def _pid_tid(values: list[Any], string_ids: dict[int, str]) -> np.ndarray:
+def pid_tid_column(values: list[Any], string_ids: dict[int, str]) -> np.ndarray:
+    """An int64 pid/tid column: numbers as they are (numeric strings too, as numpy reads
+    them); any other string a :func:`string_id`, recorded in ``string_ids`` (the first string
+    of an id kept); an id beyond 64 bits ``MISSING_ID``."""
     try:
         return np.array(values, dtype=np.int64)
     except (TypeError, ValueError, OverflowError):
@@ -270,7 +274,9 @@ def _pid_tid(values: list[Any], string_ids: dict[int, str]) -> np.ndarray:
     return out
 
 
-def _category(cat: Any) -> int:
+def category_code(cat: Any) -> int:
+    """The :class:`~traceviz.vocab.Category` of a raw ``cat`` (case-insensitive; ``OTHER``
+    for anything unknown or not a string)."""
     if not isinstance(cat, str):
         return Category.OTHER
     c = CATEGORY_BY_NAME.get(cat)
@@ -343,13 +349,13 @@ def columns_from_events(events: list[_Event]) -> ColumnChunk:
     if OVERLAY_CATEGORY in cat_values:  # traceviz export's overlay: skipped as if absent
         own = cat_values.index(OVERLAY_CATEGORY)
         return columns_from_events([events[i] for i in np.flatnonzero(cat_codes != own)])
-    cat_lut = np.array([_category(c) for c in cat_values] or [0], dtype=np.int8)
+    cat_lut = np.array([category_code(c) for c in cat_values] or [0], dtype=np.int8)
     cat = cat_lut[cat_codes] if len(events) else np.zeros(0, np.int8)
     is_x = ph_codes == (ph_values.index("X") if "X" in ph_values else -1)
     per_cat = np.bincount(cat_codes[is_x], minlength=len(cat_values))
     category_counts = {cat_values[i]: int(c) for i, c in enumerate(per_cat) if c}
 
-    kept_idx = np.flatnonzero(is_x & np.isin(cat, _KEPT_X))
+    kept_idx = np.flatnonzero(is_x & np.isin(cat, KEPT_X))
     kept = [events[i] for i in kept_idx.tolist()]
     flow_idx = np.flatnonzero(np.isin(ph_codes, [ph_values.index(p) for p in ("s", "f")
                                                  if p in ph_values]))
@@ -383,15 +389,15 @@ def columns_from_events(events: list[_Event]) -> ColumnChunk:
     ext_legacy = _ids([MISSING_ID if a is None else a.external_id_legacy for a in args])
     dur_ns = us_to_ns([e.dur for e in kept])
     comm_rows = [
-        _comm_row(i, a) for i, a in enumerate(args) if a is not None and a.collective is not None
+        comm_row(i, a) for i, a in enumerate(args) if a is not None and a.collective is not None
     ]
     flow_start = ph_codes[flow_idx] == (ph_values.index("s") if "s" in ph_values else -1)
     return ColumnChunk(
         cat=cat[kept_idx],
         name=codes[: len(kept)],
         names=uniques,
-        pid=_pid_tid([e.pid for e in kept], string_ids),
-        tid=_pid_tid([e.tid for e in kept], string_ids),
+        pid=pid_tid_column([e.pid for e in kept], string_ids),
+        tid=pid_tid_column([e.tid for e in kept], string_ids),
         ts_ns=us_to_ns([e.ts for e in kept]),
         dur_ns=dur_ns,
         correlation=_ids(corr),
@@ -406,14 +412,14 @@ def columns_from_events(events: list[_Event]) -> ColumnChunk:
         flow_name=codes[len(kept) : len(kept) + len(flows)],
         flow_ts_ns=us_to_ns([e.ts for e in flows]),
         flow_id=_flow_ids([e.id for e in flows]),
-        begin_end=_begin_end(be, begin, step_rows, codes[len(kept) + len(flows):], uniques,
+        begin_end=begin_end_columns(be, begin, step_rows, codes[len(kept) + len(flows):], uniques,
                              string_ids) if be else BeginEnd(),
     )
 
 
-def _begin_end(be: list[_Event], begin: np.ndarray, step_rows: np.ndarray,
-               step_codes: np.ndarray, names: list[str], string_ids: dict[int, str]
-               ) -> BeginEnd:
+def begin_end_columns(be: list[_Event], begin: np.ndarray, step_rows: np.ndarray,
+                      step_codes: np.ndarray, names: list[str], string_ids: dict[int, str]
+                      ) -> BeginEnd:
     """The columns of the ``B``/``E`` events ``be``: ``begin`` marks the ``B`` ones;
     ``step_rows`` are the ``user_annotation`` ``B`` ones, whose names have ``step_codes``
     (into ``names``)."""
@@ -425,14 +431,16 @@ def _begin_end(be: list[_Event], begin: np.ndarray, step_rows: np.ndarray,
         step_name[step_rows] = np.where(np.isin(step_codes, markers), step_codes, -1)
     return BeginEnd(
         sign=np.where(begin, 1, -1).astype(np.int8),
-        pid=_pid_tid([e.pid for e in be], string_ids),
-        tid=_pid_tid([e.tid for e in be], string_ids),
+        pid=pid_tid_column([e.pid for e in be], string_ids),
+        tid=pid_tid_column([e.tid for e in be], string_ids),
         ts_ns=us_to_ns([e.ts for e in be]),
         step_name=step_name,
     )
 
 
-def _comm_row(row: int, a: _Args) -> CommRow:
+def comm_row(row: int, a: _Args) -> CommRow:
+    """The :data:`CommRow` of kept row ``row`` whose args ``a`` name a collective."""
+
     def num(v: Any) -> int:
         n = _to_id(v)
         return n if n >= 0 else -1

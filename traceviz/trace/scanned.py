@@ -21,14 +21,14 @@ import msgspec
 import numpy as np
 
 from traceviz.trace.decode import (
-    _KEPT_X,
+    KEPT_X,
     BeginEnd,
     ColumnChunk,
-    _begin_end,
-    _category,
-    _comm_row,
-    _pid_tid,
+    begin_end_columns,
+    category_code,
+    comm_row,
     decode_events,
+    pid_tid_column,
 )
 from traceviz.vocab import OVERLAY_CATEGORY, Category
 
@@ -95,7 +95,7 @@ def _ids_of(values: np.ndarray, str_codes: np.ndarray, strings: list[bytes],
     if not (str_codes >= 0).any():
         return values
     text = [s.decode("utf-8") for s in strings]
-    return _pid_tid([text[c] if c >= 0 else v
+    return pid_tid_column([text[c] if c >= 0 else v
                      for v, c in zip(values.tolist(), str_codes.tolist(), strict=True)],
                     string_ids)
 
@@ -118,11 +118,11 @@ def scanned_columns(buf: bytes | bytearray | memoryview) -> ColumnChunk | None:
         k: np.frombuffer(v, np.int32 if k in ("cat", "name", "pid_str", "tid_str", "flow_start",
                                               "flow_name") else np.int64)
         for k, v in raw_cols.items()}
-    cat_lut = np.array([_category(c) for c in cat_values] or [0], dtype=np.int8)
+    cat_lut = np.array([category_code(c) for c in cat_values] or [0], dtype=np.int8)
     cat = cat_lut[cols["cat"]] if n_x else np.zeros(0, np.int8)
     per_cat = np.bincount(cols["cat"], minlength=len(cat_values))
     category_counts = {cat_values[i]: int(c) for i, c in enumerate(per_cat.tolist()) if c}
-    kept_idx = np.flatnonzero(np.isin(cat, _KEPT_X))
+    kept_idx = np.flatnonzero(np.isin(cat, KEPT_X))
     spans_at = np.flatnonzero(cat == Category.TRACE_SPAN).tolist()
     trace_spans = [(int(cols["ts_ns"][i]), int(cols["dur_ns"][i])) for i in spans_at]
 
@@ -142,7 +142,7 @@ def scanned_columns(buf: bytes | bytearray | memoryview) -> ColumnChunk | None:
             be.append(e)
     begin = np.array([e.ph == "B" for e in be], dtype=bool)
     step_rows = np.flatnonzero(begin & np.array(
-        [_category(e.cat) == Category.USER_ANNOTATION for e in be], dtype=bool))
+        [category_code(e.cat) == Category.USER_ANNOTATION for e in be], dtype=bool))
 
     lookup: dict[str, int] = {}
     name = _renumber(cols["name"][kept_idx], names_raw, names_esc, lookup)
@@ -160,7 +160,7 @@ def scanned_columns(buf: bytes | bytearray | memoryview) -> ColumnChunk | None:
         at = int(np.searchsorted(kept_idx, x_row))
         if at < len(kept_idx) and kept_idx[at] == x_row:
             event = decode_events(b"[" + bytes(buf[start:end]) + b"]")[0]
-            comm_rows.append(_comm_row(at, event.args))
+            comm_rows.append(comm_row(at, event.args))
     flow_start = cols["flow_start"] == 1
     return ColumnChunk(
         cat=cat[kept_idx],
@@ -182,7 +182,7 @@ def scanned_columns(buf: bytes | bytearray | memoryview) -> ColumnChunk | None:
         flow_name=flow_name,
         flow_ts_ns=cols["flow_ts_ns"].copy(),
         flow_id=cols["flow_id"].copy(),
-        begin_end=_begin_end(be, begin, step_rows, step_codes, uniques, string_ids)
+        begin_end=begin_end_columns(be, begin, step_rows, step_codes, uniques, string_ids)
         if be else BeginEnd(),
     )
 
