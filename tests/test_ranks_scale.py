@@ -230,8 +230,13 @@ def _interrupt_while_running(tmp_path: Path, runner: str, sig: int | None = None
     paths = [str(tmp_path / f"t.rank{r}.json") for r in range(2)]
     call = ("run_pool(sleep_forever, P, 2)" if runner == "pool"
             else "run_dask(sleep_forever, P, 'local', 2)")
+    # The child takes Ctrl-C as a terminal's foreground process does: with Python's handler.
+    # A shell without job control starts its background commands with SIGINT ignored, and a
+    # test run started that way (`bash -c '… &'`) would pass that on to the child, which then
+    # could not be interrupted at all.
     code = (
-        "import sys\n"
+        "import signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "from tests.rank_tasks import sleep_forever\n"
         "from traceviz.scale.pool import run_pool\n"
         "from traceviz.scale.dask_cluster import run_dask\n"
