@@ -364,12 +364,7 @@ def columns_from_events(events: list[_Event]) -> ColumnChunk:
     trace_spans = [(int(us_to_ns([events[i].ts])[0]), int(us_to_ns([events[i].dur])[0]))
                    for i in span_idx]
     meta_idx = np.flatnonzero(ph_codes == (ph_values.index("M") if "M" in ph_values else -1))
-    metadata_rows = []
-    for i in meta_idx.tolist():
-        e = events[i]
-        a = e.args
-        val = None if a is None else (a.name if a.name is not None else a.labels)
-        metadata_rows.append((e.name, e.pid, e.tid, val))
+    metadata_rows = [metadata_row(events[i]) for i in meta_idx.tolist()]
 
     be_idx = np.flatnonzero(np.isin(ph_codes, [ph_values.index(p) for p in ("B", "E")
                                                if p in ph_values]))
@@ -436,6 +431,14 @@ def begin_end_columns(be: list[_Event], begin: np.ndarray, step_rows: np.ndarray
         ts_ns=us_to_ns([e.ts for e in be]),
         step_name=step_name,
     )
+
+
+def metadata_row(e: _Event) -> tuple[str, Any, Any, Any]:
+    """A metadata (``M``) event's row: name, pid, tid and its ``args.name`` (else
+    ``args.labels``)."""
+    a = e.args
+    return e.name, e.pid, e.tid, None if a is None else (a.name if a.name is not None
+                                                        else a.labels)
 
 
 def comm_row(row: int, a: _Args) -> CommRow:

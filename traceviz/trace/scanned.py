@@ -28,6 +28,7 @@ from traceviz.trace.decode import (
     category_code,
     comm_row,
     decode_events,
+    metadata_row,
     pid_tid_column,
 )
 from traceviz.vocab import OVERLAY_CATEGORY, Category
@@ -134,10 +135,7 @@ def scanned_columns(buf: bytes | bytearray | memoryview) -> ColumnChunk | None:
     be: list[Any] = []
     for e in rare:
         if e.ph == "M":
-            a = e.args
-            metadata_rows.append((e.name, e.pid, e.tid,
-                                  None if a is None else (a.name if a.name is not None
-                                                          else a.labels)))
+            metadata_rows.append(metadata_row(e))
         elif e.ph in ("B", "E"):
             be.append(e)
     begin = np.array([e.ph == "B" for e in be], dtype=bool)
