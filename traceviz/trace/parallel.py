@@ -33,7 +33,7 @@ from traceviz.trace.chunk import decode_chunk
 from traceviz.trace.decode import ColumnChunk
 from traceviz.trace.limits import available_memory_bytes
 from traceviz.trace.shared_columns import SharedColumns
-from traceviz.trace.text import Text
+from traceviz.trace.text import SpanBuffer, Text
 
 #: Transient memory of one worker decoding one chunk (its typed events and columns), bytes:
 #: an upper bound measured on 16 MB chunks of real traces (peak ≈ 3× the chunk).
@@ -277,8 +277,9 @@ def decode_spans_threaded(text: Text, spans: list[tuple[int, int]], workers: int
     scanner decodes (:mod:`~traceviz.trace.scanned`): it scans without the GIL, so threads
     scan side by side and no column has to cross a process boundary. ``workers - 1``
     threads start at once; this thread runs ``meanwhile()`` first, then takes spans too.
-    Each span is read into a bracketed copy (the text is never written); chunks come back
-    in order, and the first span (in order) that failed raises its error."""
+    Each span is read into a bracketed copy in its thread's :class:`~traceviz.trace.text.
+    SpanBuffer` (the text is never written); chunks come back in order, and the first span
+    (in order) that failed raises its error."""
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
@@ -288,6 +289,7 @@ def decode_spans_threaded(text: Text, spans: list[tuple[int, int]], workers: int
     done: list[ColumnChunk | BaseException | None] = [None] * len(spans)
 
     def take() -> None:
+        scratch = SpanBuffer()
         while True:
             with lock:
                 i = state["next"]
@@ -296,7 +298,7 @@ def decode_spans_threaded(text: Text, spans: list[tuple[int, int]], workers: int
                 return
             start, end = spans[i]
             try:
-                done[i] = decode_chunk(text.bracketed(start, end))
+                done[i] = decode_chunk(text.bracketed(start, end, scratch))
             except Exception as exc:  # every span is done; the first error is raised
                 done[i] = exc
             with lock:
