@@ -41,6 +41,7 @@ from traceviz.analyze.trace.queued import launch_latency_warning
 from traceviz.analyze.trace.steps import StepWindows, find_steps
 from traceviz.analyze.trace.union_totals import union_totals
 from traceviz.freed_memory import reused_heap
+from traceviz.int_sets import distinct
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.trace.parallel import process_map, worker_count
@@ -204,7 +205,7 @@ def _activity_families(trace: Trace, links: Links) -> np.ndarray:
     gpu, rt = trace.gpu, trace.runtime
     names = gpu["name"].cat.categories
     codes = gpu["name"].cat.codes.to_numpy()
-    used = np.unique(codes)
+    used = distinct(codes)
     lut = np.empty(len(names), dtype=object)
     for c in used:
         lut[c] = family_of_name(names[c])

@@ -43,6 +43,7 @@ import numpy as np
 
 from traceviz.analyze.model import Analysis
 from traceviz.errors import TraceDecodeError
+from traceviz.int_sets import distinct
 from traceviz.output_guard import refuse_input_as_output
 from traceviz.publish import check_output, is_stdout, publishing
 from traceviz.trace import Trace
@@ -87,7 +88,7 @@ def overlay_pid(trace: Trace) -> int:
     used: set[int] = set(trace.meta.process_names)
     for table, col in ((trace.gpu, "device"), (trace.runtime, "pid"), (trace.cpu, "pid")):
         if len(table):
-            used.update(np.unique(table[col].to_numpy()).tolist())
+            used.update(distinct(table[col].to_numpy()).tolist())
     pid = PID_BASE
     while pid in used:
         pid += 1

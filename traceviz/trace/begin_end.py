@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from traceviz.int_sets import distinct, distinct_with
 from traceviz.trace.decode import INVALID_NS, BeginEnd
 
 
@@ -105,14 +106,14 @@ def pair_steps(events: BeginEnd) -> StepSpans | None:
     if not is_step.any():
         return StepSpans(np.zeros(0, np.int32), none, none, none, none, 0, 0, None, n)
     # One int per (pid, tid) (np.unique over rows sorts a void dtype: ~50× slower).
-    pid = np.unique(events.pid, return_inverse=True)[1].reshape(-1).astype(np.int64)
-    tid = np.unique(events.tid, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    pid = distinct_with(events.pid, inverse=True)[1].astype(np.int64)
+    tid = distinct_with(events.tid, inverse=True)[1].astype(np.int64)
     thread = pid * (int(tid.max()) + 1) + tid
-    on_step_thread = np.isin(thread, np.unique(thread[is_step]))
+    on_step_thread = np.isin(thread, distinct(thread[is_step]))
     timed = events.ts_ns != INVALID_NS  # an event with no valid time has no place to pair
     rows = np.flatnonzero(on_step_thread & timed)
     rows = rows[np.lexsort((events.ts_ns[rows], thread[rows]))]  # stable: file order on ties
-    segment = np.unique(thread[rows], return_inverse=True)[1].reshape(-1)
+    segment = distinct_with(thread[rows], inverse=True)[1]
     sign = events.sign[rows].astype(np.int64)
     lone = _unmatched(sign, segment)
     paired = rows[~lone]

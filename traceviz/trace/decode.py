@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from traceviz.int_sets import distinct
 from traceviz.vocab import (
     CATEGORY_BY_NAME,
     CPU_CATEGORIES,
@@ -420,7 +421,7 @@ def begin_end_columns(be: list[_Event], begin: np.ndarray, step_rows: np.ndarray
     (into ``names``)."""
     step_name = np.full(len(be), -1, np.int32)
     if len(step_rows):
-        candidates = np.unique(step_codes)
+        candidates = distinct(step_codes)
         markers = candidates[[STEP_MARKER.match(names[c]) is not None
                               for c in candidates.tolist()]]
         step_name[step_rows] = np.where(np.isin(step_codes, markers), step_codes, -1)

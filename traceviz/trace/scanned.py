@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from traceviz.int_sets import distinct_with
 from traceviz.trace.decode import (
     KEPT_X,
     BeginEnd,
@@ -72,7 +73,7 @@ def _text(raw: bytes, escaped: bool) -> str:
 
 def _first_seen(codes: np.ndarray) -> np.ndarray:
     """The distinct values of ``codes`` in order of first appearance."""
-    uniq, first = np.unique(codes, return_index=True)
+    uniq, first = distinct_with(codes, index=True)
     return uniq[np.argsort(first, kind="stable")]
 
 

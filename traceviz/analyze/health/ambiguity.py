@@ -36,6 +36,7 @@ import numpy as np
 from traceviz.analyze.health.validity import describe, event_ref, step_markers
 from traceviz.analyze.model import EventRef, HealthWarning
 from traceviz.analyze.trace.links import Links
+from traceviz.int_sets import distinct
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.trace.decode import INVALID_NS, MISSING_ID
@@ -113,7 +114,7 @@ def _several_devices(trace: Trace, links: Links) -> list[HealthWarning]:
     split = calls[1:][(calls[1:] == calls[:-1]) & (dev[1:] != dev[:-1])]
     if not len(split):
         return []
-    flagged = np.unique(split)
+    flagged = distinct(split)
     graph = rt["kind"].to_numpy()[flagged] == LaunchKind.GRAPH
     multi = _by_name(rt, lambda n: base_api_name(n) in MULTI_DEVICE_LAUNCH)[flagged]
     flagged = flagged[~graph & ~multi]

@@ -26,6 +26,7 @@ import numpy as np
 
 from traceviz.analyze.model import EventRef, HealthWarning
 from traceviz.analyze.trace.links import Links
+from traceviz.int_sets import distinct_with
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.trace.decode import INVALID_NS, MISSING_ID
@@ -336,7 +337,7 @@ def ordering_warnings(trace: Trace, links: Links) -> tuple[HealthWarning, ...]:
     corr = rt["correlation"].to_numpy()
     rows = np.flatnonzero(corr != MISSING_ID)
     if len(rows):
-        _, first = np.unique(corr[rows], return_index=True)
+        _, first = distinct_with(corr[rows], index=True)
         reused = np.ones(len(rows), bool)
         reused[first] = False  # each id's first call owns it; later calls reuse it
         repeated = rows[reused]

@@ -13,11 +13,12 @@ import numpy as np
 
 from traceviz.analyze.host_wait.blocks import _Block
 from traceviz.analyze.host_wait.events import _Events
-from traceviz.analyze.host_wait.grouping import _distinct, _group_sum, _step_gap_counts
+from traceviz.analyze.host_wait.grouping import _group_sum, _step_gap_counts
 from traceviz.analyze.host_wait.inclusive import _inclusive, _Pieces, _top_events
 from traceviz.analyze.host_wait.labels import _Labels
 from traceviz.analyze.host_wait.nesting import _at, _nest, _Nesting, _pieces
 from traceviz.analyze.host_wait.trees import _intern, _nearest_marked
+from traceviz.int_sets import distinct, union
 
 
 def _overlapping(start: np.ndarray, end: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -140,7 +141,7 @@ class _Work:
         path_self_ns = np.zeros(n_slots, np.int64)
         np.add.at(path_self_ns, path, ns)
         sp_key, sp_ns = _group_sum(self.gap_step[gap] * n_slots + path, ns)
-        gl = _distinct(gap * n_lab + slot_label[path])  # distinct (gap, label)
+        gl = distinct(gap * n_lab + slot_label[path])  # distinct (gap, label)
         self_c, self_s = self._gap_counts(gl, n_lab)
         (i_key, i_ns), (c_key, c_n), i_shared = inclusive
         untraced = slot_label[-1]
@@ -153,7 +154,7 @@ class _Work:
             u_c, u_s = self._gap_counts(u_gl, n_lab)
             c_key, c_n = _group_sum(np.concatenate([c_key, u_c[0] * n_lab + u_c[1]]),
                                     np.concatenate([c_n, u_c[2]]))
-            i_shared = np.union1d(i_shared, u_s[0] * n_lab + u_s[1])
+            i_shared = union(i_shared, u_s[0] * n_lab + u_s[1])
         i_keep, c_keep = i_ns > 0, c_n > 0
         i_key, i_ns, c_key, c_n = i_key[i_keep], i_ns[i_keep], c_key[c_keep], c_n[c_keep]
         return _BlockSums(labels, bad, path_parent, slot_label[:-1], levels, path_self_ns,

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from traceviz.analyze.host_wait.events import _Events
-from traceviz.analyze.host_wait.grouping import _distinct
 from traceviz.analyze.host_wait.nesting import _MIN_T
+from traceviz.int_sets import distinct
 
 _MAX_T = np.iinfo(np.int64).max
 
@@ -87,7 +87,7 @@ def _blocks(ev: _Events, lo: int, hi: int, count: int, windows: _Windows, tails:
     reach = np.maximum.accumulate(end[order])
     ok = np.flatnonzero(reach[:-1] <= s[1:]) + 1
     want = np.searchsorted(ok, np.arange(1, count) * n // count)
-    cuts = np.unique(ok[want[want < len(ok)]])
+    cuts = distinct(ok[want[want < len(ok)]])
     if len(cuts) == 0:
         return one
     at = s[cuts]  # c_1 … c_B-1
@@ -106,7 +106,7 @@ def _blocks(ev: _Events, lo: int, hi: int, count: int, windows: _Windows, tails:
     t_at = np.searchsorted(t_blk[t_of], np.arange(len(cuts) + 2))
     pos = np.concatenate([[0], cuts, [n]])
     n_blk = len(cuts) + 1
-    in_blk = _distinct(np.concatenate([windows.gap[w] * n_blk + blk, tails.gap * n_blk + t_blk]))
+    in_blk = distinct(np.concatenate([windows.gap[w] * n_blk + blk, tails.gap * n_blk + t_blk]))
     g = in_blk // n_blk
     out = []
     for j in range(len(cuts) + 1):
@@ -116,4 +116,4 @@ def _blocks(ev: _Events, lo: int, hi: int, count: int, windows: _Windows, tails:
                 lo + order[pos[j] : pos[j + 1]],
                 _Windows(windows.gap[w[ps]], part_a[ps], part_b[ps]),
                 _Tails(tails.gap[ts], tails.t[ts], tails.ns[ts])))
-    return out, _distinct(g[1:][g[1:] == g[:-1]])
+    return out, distinct(g[1:][g[1:] == g[:-1]])

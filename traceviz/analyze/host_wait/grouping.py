@@ -62,12 +62,6 @@ def _firsts(k: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.concatenate([[True], k[1:] != k[:-1]]))
 
 
-def _distinct(key: np.ndarray) -> np.ndarray:
-    """Sorted distinct values of ``key`` (a plain sort: no indices to carry)."""
-    k = np.sort(key)
-    return k[_firsts(k)]
-
-
 def _step_gap_counts(gap_src: np.ndarray, gap_step: np.ndarray, n_src: int
                      ) -> tuple[np.ndarray, np.ndarray]:
     """From the distinct ``gap * n_src + source`` keys: (key = step * n_src + source, sorted;

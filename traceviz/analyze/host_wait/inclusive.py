@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from traceviz.analyze.host_wait.grouping import _distinct, _group_sum
+from traceviz.analyze.host_wait.grouping import _group_sum
+from traceviz.int_sets import distinct, distinct_with
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def _inclusive(p: _Pieces, top: np.ndarray, followed: np.ndarray, top_label: np.
 
     # Own gaps: the intervals each covers, sorted per step by first interval.
     mine = own[p.gap]
-    g_of, inv = np.unique(p.gap[mine], return_inverse=True)
+    g_of, inv = distinct_with(p.gap[mine], inverse=True)
     k0 = np.full(len(g_of), np.iinfo(np.int64).max)
     k1 = np.full(len(g_of), -1)
     np.minimum.at(k0, inv, p.k[mine])
@@ -114,7 +115,7 @@ def _inclusive(p: _Pieces, top: np.ndarray, followed: np.ndarray, top_label: np.
                 - np.searchsorted(keys, s * width, side="left"))
 
     n_step = int(step.max()) + 1 if len(step) else 1
-    pairs = _distinct(q * n_step + step)  # a step can meet a top event in several runs
+    pairs = distinct(q * n_step + step)  # a step can meet a top event in several runs
     q, step = pairs // n_step, pairs % n_step
     meet = below(first, step, hi[q]) - below(last, step, lo[q])
     nxt = followed[q]
@@ -130,4 +131,4 @@ def _inclusive(p: _Pieces, top: np.ndarray, followed: np.ndarray, top_label: np.
     o = np.lexsort((p.gap[shared], p.k[shared]))
     sk, sg = p.k[shared][o], p.gap[shared][o]
     sq, sgap, _, _ = _runs_within(lo, hi, sk, sg)
-    return ns, counts, _distinct(sgap * n_lab + top_label[sq])
+    return ns, counts, distinct(sgap * n_lab + top_label[sq])

@@ -9,10 +9,11 @@ from itertools import pairwise
 import numpy as np
 
 from traceviz.analyze.host_wait.block_attribution import _BlockSums
-from traceviz.analyze.host_wait.grouping import _distinct, _group_sum, _step_gap_counts
+from traceviz.analyze.host_wait.grouping import _group_sum, _step_gap_counts
 from traceviz.analyze.host_wait.labels import UNTRACED
 from traceviz.analyze.host_wait.result import HostWaitSources
 from traceviz.analyze.host_wait.trees import _intern
+from traceviz.int_sets import distinct, union
 
 
 def _merge(done: list[_BlockSums], g_step: np.ndarray, step_names: tuple[str, ...],
@@ -47,7 +48,7 @@ def _merge(done: list[_BlockSums], g_step: np.ndarray, step_names: tuple[str, ..
         cat([step * n_src + sid[lab] for (step, lab, _), sid in zip(
             (b.inclusive_ns for b in done), sid_of, strict=True)]),
         cat([b.inclusive_ns[2] for b in done]))
-    all_keys = np.union1d(s_keys, i_keys)
+    all_keys = union(s_keys, i_keys)
 
     def gap_counts(own: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
                    shared: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
@@ -56,7 +57,7 @@ def _merge(done: list[_BlockSums], g_step: np.ndarray, step_names: tuple[str, ..
         are those with ns."""
         keys = cat([s * n_src + sid[lab] for (s, lab, _), sid in zip(own, sid_of, strict=True)])
         counts = cat([c for _, _, c in own])
-        pairs = _distinct(cat([gap * n_src + sid[lab]
+        pairs = distinct(cat([gap * n_src + sid[lab]
                                for (gap, lab), sid in zip(shared, sid_of, strict=True)]))
         k2, c2 = _step_gap_counts(pairs, g_step, n_src)
         keys, counts = _group_sum(np.concatenate([keys, k2]), np.concatenate([counts, c2]))

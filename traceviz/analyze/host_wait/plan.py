@@ -15,12 +15,12 @@ import numpy as np
 from traceviz.analyze.host_wait.block_attribution import _BlockSums, _Work
 from traceviz.analyze.host_wait.blocks import _Block, _block_count, _blocks, _Tails, _Windows
 from traceviz.analyze.host_wait.events import _events, _thread_ids
-from traceviz.analyze.host_wait.grouping import _distinct
 from traceviz.analyze.host_wait.merge import _merge
 from traceviz.analyze.host_wait.result import HostWaitSources
 from traceviz.analyze.model import GapTable
 from traceviz.analyze.trace.links import Links
 from traceviz.errors import StageMemoryError
+from traceviz.int_sets import distinct
 from traceviz.trace import Trace
 from traceviz.trace.parallel import thread_map
 from traceviz.vocab import COMPILED_FX_GRAPH_PREFIX, COMPILED_REGION, GapClass
@@ -91,7 +91,7 @@ def plan_host_wait(trace: Trace, links: Links, gaps: GapTable, step_names: tuple
     ls = rt["ts_ns"].to_numpy()[launch]
     split = np.clip(ls, gs, ge)  # end of the waiting window, start of the launch tail
     pid, tid = rt["pid"].to_numpy()[launch], rt["tid"].to_numpy()[launch]
-    pairs = [(p, t) for p in _distinct(pid).tolist() for t in _distinct(tid[pid == p]).tolist()]
+    pairs = [(p, t) for p in distinct(pid).tolist() for t in distinct(tid[pid == p]).tolist()]
     thread_of = {pt: k for k, pt in enumerate(pairs)}
     g_thread = _thread_ids(pid, tid, thread_of)
     ev = _events(trace, thread_of, threads)

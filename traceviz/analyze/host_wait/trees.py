@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from traceviz.analyze.host_wait.grouping import _unique_pairs
+from traceviz.int_sets import distinct_with
 
 
 def _chain_min(values: np.ndarray, parent: np.ndarray) -> np.ndarray:
@@ -49,13 +50,13 @@ def _intern(parent: np.ndarray, label: np.ndarray, depth: np.ndarray
     if n == 0:
         empty = np.zeros(0, np.int64)
         return empty, empty, empty, np.zeros(1, np.int64)
-    uniq, first, inv = np.unique(_path_ids(parent, label, depth), return_index=True,
-                                 return_inverse=True)
+    uniq, first, inv = distinct_with(_path_ids(parent, label, depth), index=True,
+                                     inverse=True)
     level = depth[first]
     by_level = np.argsort(level, kind="stable")  # ids already sorted: (depth, id) order
     number = np.empty(len(uniq), np.int64)
     number[by_level] = np.arange(len(uniq))
-    path = number[inv.reshape(-1)]
+    path = number[inv]
     rep = first[by_level]
     up = parent[rep]
     path_parent = np.where(up >= 0, path[np.maximum(up, 0)], -1)
@@ -69,7 +70,7 @@ def _path_ids(parent: np.ndarray, label: np.ndarray, depth: np.ndarray) -> np.nd
     equal ids iff equal sequences; among nodes of one depth, ids follow the sequences' order,
     root first. By doubling: after a round, a node's id names the last ``span`` labels of its
     sequence (all of it when shorter), paired from two halves of ``span / 2``."""
-    ids = np.unique(label, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    ids = distinct_with(label, inverse=True)[1].astype(np.int64)
     up = parent.astype(np.int64, copy=True)  # the span-th ancestor, -1 past the root
     span, longest = 1, int(depth.max()) + 1
     while span < longest:

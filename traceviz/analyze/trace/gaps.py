@@ -21,6 +21,7 @@ from traceviz.analyze.model import GapStatsTable, GapTable
 from traceviz.analyze.trace.intervals import group_union
 from traceviz.analyze.trace.links import Links
 from traceviz.analyze.trace.queued import split_queued
+from traceviz.int_sets import distinct
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.vocab import GAP_CLASS_NAMES, GapClass, LaunchKind
@@ -203,7 +204,7 @@ def gap_stats(gaps: GapTable, step_names: tuple[str, ...]) -> GapStatsTable:
     by_dur = np.argsort(dur, kind="stable")  # sorted by (group, dur) below, one group sort each
     n_cls = len(GAP_CLASS_NAMES)
     class_names = object_column(GAP_CLASS_NAMES, n_cls)
-    streams = np.unique(gaps.stream)
+    streams = distinct(gaps.stream)
     scopes: tuple[tuple[str, Callable[[], np.ndarray], Callable[[], np.ndarray]], ...] = (
         ("step", lambda: gaps.step.astype(np.int64),
          lambda: object_column(step_names, len(step_names))),

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from traceviz.int_sets import distinct_with
 from traceviz.trace import Trace
 from traceviz.trace.decode import MISSING_ID
 
@@ -34,7 +35,7 @@ def link_launches(trace: Trace) -> Links:
     g_corr = trace.gpu["correlation"].to_numpy()
     rows = np.flatnonzero(rt_corr != MISSING_ID)
     keys = rt_corr[rows]
-    uniq, first = np.unique(keys, return_index=True)  # first occurrence in ts order
+    uniq, first = distinct_with(keys, index=True)  # first occurrence in ts order
     owner = rows[first]
     launch_row = np.full(len(g_corr), -1, np.int64)
     if len(uniq) and len(g_corr):

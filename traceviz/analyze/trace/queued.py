@@ -24,6 +24,7 @@ import numpy as np
 
 from traceviz.analyze.model import EventRef, HealthWarning
 from traceviz.analyze.trace.links import Links
+from traceviz.int_sets import distinct
 from traceviz.trace import Trace
 from traceviz.vocab import GapClass
 
@@ -81,7 +82,7 @@ def launch_latency_warning(trace: Trace, links: Links) -> HealthWarning | None:
     call = links.launch_row[rows]
     first = np.full(len(rt), np.iinfo(np.int64).max, np.int64)
     np.minimum.at(first, call, gpu["ts_ns"].to_numpy()[rows])
-    calls = np.unique(call)
+    calls = distinct(call)
     call_ts = rt["ts_ns"].to_numpy()[calls]
     latency = first[calls] - call_ts
     srt = np.sort(latency)

@@ -22,6 +22,7 @@ import numpy as np
 
 from traceviz.analyze.model import GapTable
 from traceviz.analyze.trace.intervals import group_union
+from traceviz.int_sets import distinct
 from traceviz.vocab import GAP_CLASS_NAMES
 
 
@@ -71,7 +72,7 @@ def union_totals(
                            step_sum)
     p_start, p_end = _merged(ps, pe)
     b_start, b_end = _merged(activity_ts_ns, activity_end_ns)
-    points = np.unique(np.concatenate([gaps.start_ns, gaps.end_ns, b_start, b_end]))
+    points = distinct(np.concatenate([gaps.start_ns, gaps.end_ns, b_start, b_end]))
     seg_ns = np.diff(points)
 
     def covered(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
