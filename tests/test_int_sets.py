@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from traceviz.int_sets import distinct, distinct_with, union
+from traceviz.int_sets import distinct, distinct_with, stable_order, union
 
 #: Derandomized and without a deadline: CI runs the suite on 2 busy cores.
 EXAMPLES = settings(max_examples=200, derandomize=True, deadline=None, database=None)
@@ -56,6 +56,15 @@ def test_union_is_np_union1d(a: np.ndarray, b: np.ndarray) -> None:
     if a.dtype != b.dtype:
         b = b.astype(a.dtype)
     _same(union(a, b), np.union1d(a, b))
+
+
+@EXAMPLES
+@given(_arrays(), st.sampled_from([1, 1 << 14, 1 << 40]))
+def test_stable_order_is_numpys_stable_argsort_for_small_and_wide_values(
+        a: np.ndarray, scale: int) -> None:
+    wide = a.astype(np.int64) * scale - scale // 2  # past 16 bits for the larger scales
+    for values in (a, wide):
+        _same(stable_order(values), np.argsort(values, kind="stable"))
 
 
 def test_first_position_is_the_first_occurrence_among_ties() -> None:

@@ -5,8 +5,10 @@ sort the distinct values: on 10⁶ int64 values, almost all distinct, that took 
 2-core VM against 0.056 s for ``np.sort`` of the same array (numpy 2.4.6, 2026-11-28), and
 numpy#30496 moves ``return_index`` / ``return_inverse`` to the hash table too. traceviz's keys
 (row numbers, name codes, nanosecond times, packed pairs) are integers with about as many
-distinct values as entries, so it sorts them itself. The results are ``np.unique``'s exactly:
-sorted distinct values; with ``return_index`` each one's first position, with
+distinct values as entries, so it sorts them itself, with numpy's stable sort (radix or
+timsort: as fast as the default on random keys, and linear on a concatenation of sorted runs,
+which most of these keys are). The results are ``np.unique``'s exactly: sorted distinct
+values; with ``return_index`` each one's first position, with
 ``return_inverse`` each entry's index into them (both ``np.intp``).
 """
 
@@ -36,8 +38,17 @@ def _starts(k: np.ndarray) -> np.ndarray:
 
 def distinct(values: np.ndarray) -> np.ndarray:
     """The sorted distinct values of ``values`` (``np.unique(values)``)."""
-    k = np.sort(_flat_ints(values))
+    k = np.sort(_flat_ints(values), kind="stable")
     return k[_starts(k)]
+
+
+def stable_order(values: np.ndarray) -> np.ndarray:
+    """``np.argsort(values, kind="stable")`` of 1-D integers, by numpy's radix sort when they
+    fit in 16 bits (a nesting depth, a level): 0.9 ms against 8.7 ms for 3·10⁵ values."""
+    a = _flat_ints(values)
+    if len(a) and a.dtype.itemsize > 2 and int(a.min()) >= -(1 << 15) and int(a.max()) < 1 << 15:
+        a = a.astype(np.int16)
+    return np.argsort(a, kind="stable")
 
 
 def distinct_with(values: np.ndarray, *, index: bool = False, inverse: bool = False

@@ -109,7 +109,7 @@ def merged(step: np.ndarray, ts: np.ndarray, end: np.ndarray) -> Intervals:
     order = np.lexsort((ts, step))
     step, ts, end = step[order], ts[order], end[order]
     u = group_union(step, ts, end)
-    starts = np.sort(np.concatenate([u.group_first_row, u.gap_rows]))
+    starts = np.sort(np.concatenate([u.group_first_row, u.gap_rows]), kind="stable")
     is_gap = np.zeros(len(ts), bool)
     is_gap[u.gap_rows] = True
     gap_start = np.zeros(len(ts), np.int64)

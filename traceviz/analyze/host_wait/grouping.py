@@ -66,6 +66,6 @@ def _step_gap_counts(gap_src: np.ndarray, gap_step: np.ndarray, n_src: int
                      ) -> tuple[np.ndarray, np.ndarray]:
     """From the distinct ``gap * n_src + source`` keys: (key = step * n_src + source, sorted;
     number of gaps of that step in which the source got time)."""
-    k = np.sort(gap_step[gap_src // n_src] * n_src + gap_src % n_src)
+    k = np.sort(gap_step[gap_src // n_src] * n_src + gap_src % n_src, kind="stable")
     first = _firsts(k)
     return k[first], np.diff(np.append(first, len(k)))

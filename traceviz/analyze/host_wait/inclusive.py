@@ -106,13 +106,18 @@ def _inclusive(p: _Pieces, top: np.ndarray, followed: np.ndarray, top_label: np.
     g_step = np.zeros(len(g_of), np.int64)
     g_step[inv] = p.step[mine]
     width = int(closes.max()) + 1 if len(closes) else 1
-    first = np.sort(g_step * width + k0)
-    last = np.sort(g_step * width + k1)
+    first = np.sort(g_step * width + k0, kind="stable")
+    last = np.sort(g_step * width + k1, kind="stable")
+    # Own gaps of the steps before each step (from the block's first step on): where a step's
+    # keys start in ``first`` and in ``last`` alike.
+    step0 = int(g_step.min()) if len(g_step) else 0
+    per_step = np.bincount(g_step - step0)
+    before_step = np.concatenate([[0], np.cumsum(per_step)])
 
     def below(keys: np.ndarray, s: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Own gaps of step ``s`` whose key part is below ``x``."""
         return (np.searchsorted(keys, s * width + x, side="left")
-                - np.searchsorted(keys, s * width, side="left"))
+                - before_step[np.clip(s - step0, 0, len(per_step))])
 
     n_step = int(step.max()) + 1 if len(step) else 1
     pairs = distinct(q * n_step + step)  # a step can meet a top event in several runs

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from traceviz.analyze.host_wait.trees import _chain_min
+from traceviz.int_sets import stable_order
 
 _MIN_T = np.iinfo(np.int64).min
 _MAX_REPAIRS = 4
@@ -49,12 +50,14 @@ def _nesting_order(start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> np.n
 
 def _parents(depth: np.ndarray) -> np.ndarray:
     """Per position: the last earlier position one level up (-1 at depth 0): the parent.
-    One sort of the keys ``depth · n + position``; each position's parent is the last key
-    below ``(depth - 1) · n + position`` if that key is on level ``depth - 1``."""
+    The keys ``depth · n + position`` sorted (positions in a stable order by depth); each
+    position's parent is the last key below ``(depth - 1) · n + position`` if that key is on
+    level ``depth - 1``."""
     n = len(depth)
     pos = np.arange(n, dtype=np.int64)
     d = depth.astype(np.int64)
-    keys = np.sort(d * n + pos)
+    by_depth = stable_order(d)
+    keys = d[by_depth] * n + by_depth
     want = (d - 1) * n + pos
     j = np.searchsorted(keys, want, side="left") - 1
     found = keys[np.maximum(j, 0)]
@@ -121,7 +124,7 @@ def _timeline(s: np.ndarray, parent: np.ndarray, by_end: np.ndarray, e_sorted: n
     outermost of them (closes go inner first)."""
     n = len(s)
     t = np.concatenate([s, e_sorted])
-    t.sort()
+    t.sort(kind="stable")  # two sorted runs: merged in linear time
     new = np.ones(len(t), bool)
     new[1:] = t[1:] != t[:-1]
     times = np.empty(int(np.count_nonzero(new)) + 1, np.int64)

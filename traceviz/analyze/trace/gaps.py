@@ -162,7 +162,7 @@ def _classify(
 
     # 2./3. The launch call started at or after the gap start: the host had not issued it yet.
     host = has_launch & (launch_ts >= g_start) & (cls == GapClass.OTHER_IDLE)
-    sync_end = np.sort(rt.loc[rt["is_sync"].to_numpy(), "end_ns"].to_numpy())
+    sync_end = np.sort(rt.loc[rt["is_sync"].to_numpy(), "end_ns"].to_numpy(), kind="stable")
     if len(sync_end):
         after_start = np.searchsorted(sync_end, g_start, side="right")
         by_launch = np.searchsorted(sync_end, launch_ts, side="right")

@@ -85,7 +85,7 @@ def launch_latency_warning(trace: Trace, links: Links) -> HealthWarning | None:
     calls = distinct(call)
     call_ts = rt["ts_ns"].to_numpy()[calls]
     latency = first[calls] - call_ts
-    srt = np.sort(latency)
+    srt = np.sort(latency, kind="stable")
     median = int(srt[(len(srt) - 1) // 2])  # lower median: an actual latency
     if median < LAUNCH_LATENCY_WARN_NS:
         return None
