@@ -30,7 +30,10 @@ the named stages):
 * ``json`` — the JSON document encoded and indented (``Analysis.to_json``);
 * ``write`` — the text written to a file.
 
-The child also reports its user and system CPU seconds, minor page faults and peak RSS.
+Per stage the table also gives the minor page faults taken in it (pages the kernel mapped in
+and zeroed: the system time of fresh memory) and how far it raised the peak RSS (MiB; the row
+``import`` holds the peak before the load). The child also reports its user and system CPU
+seconds, minor page faults and peak RSS.
 The end-to-end CLI (``traceviz report``, default workers: the decode on several processes)
 is measured by :mod:`benchmarks.run` and :mod:`benchmarks.paired`, not here.
 """
@@ -76,24 +79,38 @@ STAGES = ("import", "read", "scan", "decode", "columns", "tables", "load_other",
           "host_wait", "analysis_other", "json", "write")
 
 
+def _faults() -> int:
+    """Minor page faults of this process so far (each a page the kernel mapped in)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def _peak_kib() -> int:
+    """This process's peak RSS so far (KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 class _Clock:
     """Seconds per stage; a timed call inside another timed call counts for the outer one."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = dict.fromkeys(STAGES, 0.0)
+        self.faults: dict[str, int] = dict.fromkeys(STAGES, 0)
+        self.peak_growth_kib: dict[str, int] = dict.fromkeys(STAGES, 0)
         self.depth = 0
 
     def timed(self, stage: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> Any:
             self.depth += 1
-            t0 = time.perf_counter()
+            t0, f0, p0 = time.perf_counter(), _faults(), _peak_kib()
             try:
                 return fn(*args, **kwargs)
             finally:
                 self.depth -= 1
                 if self.depth == 0:
                     self.seconds[stage] += time.perf_counter() - t0
+                    self.faults[stage] += _faults() - f0
+                    self.peak_growth_kib[stage] += _peak_kib() - p0
         return run
 
     def install(self) -> None:
@@ -120,23 +137,33 @@ def child(trace: str) -> dict[str, Any]:
     return_freed_memory()  # as the CLI does first
     clock.install()
     before = resource.getrusage(resource.RUSAGE_SELF)
-    t1 = time.perf_counter()
+    t1, f1, p1 = time.perf_counter(), _faults(), _peak_kib()
     loaded = load(trace, workers=1)
-    t2 = time.perf_counter()
+    t2, f2, p2 = time.perf_counter(), _faults(), _peak_kib()
     result = analysis_module.analyze(loaded, workers=1)
-    t3 = time.perf_counter()
+    t3, f3, p3 = time.perf_counter(), _faults(), _peak_kib()
     text = Analysis(loaded, result).to_json()
-    t4 = time.perf_counter()
+    t4, f4, p4 = time.perf_counter(), _faults(), _peak_kib()
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "report.json").write_text(text, encoding="utf-8")
-    t5 = time.perf_counter()
+    t5, f5, p5 = time.perf_counter(), _faults(), _peak_kib()
     after = resource.getrusage(resource.RUSAGE_SELF)
-    s = clock.seconds
-    s["load_other"] = ((t2 - t1) - s["read"] - s["scan"] - s["decode"] - s["columns"]
-                       - s["tables"])
-    s["analysis_other"] = (t3 - t2) - s["links"] - s["steps"] - s["host_wait"]
+    s, f, g = clock.seconds, clock.faults, clock.peak_growth_kib
+    loaded_parts = ("read", "scan", "decode", "columns", "tables")
+    analysis_parts = ("links", "steps", "host_wait")
+    s["load_other"] = (t2 - t1) - sum(s[k] for k in loaded_parts)
+    f["load_other"] = (f2 - f1) - sum(f[k] for k in loaded_parts)
+    g["load_other"] = (p2 - p1) - sum(g[k] for k in loaded_parts)
+    s["analysis_other"] = (t3 - t2) - sum(s[k] for k in analysis_parts)
+    f["analysis_other"] = (f3 - f2) - sum(f[k] for k in analysis_parts)
+    g["analysis_other"] = (p3 - p2) - sum(g[k] for k in analysis_parts)
     s["json"], s["write"] = t4 - t3, t5 - t4
-    return {"stages_s": s, "total_s": sum(s.values()), "load_s": t2 - t1,
+    f["json"], f["write"] = f4 - f3, f5 - f4
+    g["json"], g["write"] = p4 - p3, p5 - p4
+    g["import"] = p1  # the peak before the load (KiB): the imports' and the interpreter's
+    return {"stages_s": s, "stage_faults": f,
+            "stage_peak_growth_mib": {k: v / 1024 for k, v in g.items()},
+            "total_s": sum(s.values()), "load_s": t2 - t1,
             "analysis_s": t3 - t2, "report_s": t5 - t3,
             "user_s": after.ru_utime - before.ru_utime,
             "sys_s": after.ru_stime - before.ru_stime,
@@ -154,7 +181,11 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     for stage in STAGES:
         secs = [r["stages_s"][stage] for r in runs]
         shares = [r["stages_s"][stage] / r["total_s"] for r in runs]
-        out["stages"][stage] = {**stats(secs), "share_median": statistics.median(shares)}
+        out["stages"][stage] = {**stats(secs), "share_median": statistics.median(shares),
+                                "minor_faults_median": statistics.median(
+                                    r["stage_faults"][stage] for r in runs),
+                                "peak_growth_mib_median": statistics.median(
+                                    r["stage_peak_growth_mib"][stage] for r in runs)}
     for key in ("total_s", "load_s", "analysis_s", "report_s", "user_s", "sys_s",
                 "minor_faults", "maxrss_mib"):
         out[key] = stats([r[key] for r in runs])
@@ -163,12 +194,16 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def format_table(summary: dict[str, Any]) -> str:
     """The stages as a Markdown table: median s, range, median share."""
-    lines = ["| stage | median s | range s | share |", "| --- | --: | --: | --: |"]
+    lines = ["| stage | median s | range s | share | minor faults | peak growth MiB |",
+             "| --- | --: | --: | --: | --: | --: |"]
     for stage, st in summary["stages"].items():
         lines.append(f"| {stage} | {st['median']:.3f} | {st['min']:.3f}–{st['max']:.3f} | "
-                     f"{100 * st['share_median']:.1f} % |")
+                     f"{100 * st['share_median']:.1f} % | {st['minor_faults_median']:,.0f} | "
+                     f"{st['peak_growth_mib_median']:,.0f} |")
     t = summary["total_s"]
-    lines.append(f"| **total** | {t['median']:.3f} | {t['min']:.3f}–{t['max']:.3f} | |")
+    lines.append(f"| **total** | {t['median']:.3f} | {t['min']:.3f}–{t['max']:.3f} | | "
+                 f"{summary['minor_faults']['median']:,.0f} | "
+                 f"{summary['maxrss_mib']['median']:,.0f} |")
     return "\n".join(lines)
 
 
