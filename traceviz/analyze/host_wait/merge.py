@@ -58,7 +58,7 @@ def _merge(done: list[_BlockSums], g_step: np.ndarray, step_names: tuple[str, ..
         keys = cat([s * n_src + sid[lab] for (s, lab, _), sid in zip(own, sid_of, strict=True)])
         counts = cat([c for _, _, c in own])
         pairs = distinct(cat([gap * n_src + sid[lab]
-                               for (gap, lab), sid in zip(shared, sid_of, strict=True)]))
+                              for (gap, lab), sid in zip(shared, sid_of, strict=True)]))
         k2, c2 = _step_gap_counts(pairs, g_step, n_src)
         keys, counts = _group_sum(np.concatenate([keys, k2]), np.concatenate([counts, c2]))
         return spread(keys, counts)
