@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from traceviz.int_sets import distinct, distinct_with, stable_order, union
+from traceviz.int_sets import distinct, distinct_with, run_starts, stable_order, union
 
 #: Derandomized and without a deadline: CI runs the suite on 2 busy cores.
 EXAMPLES = settings(max_examples=200, derandomize=True, deadline=None, database=None)
@@ -65,6 +65,13 @@ def test_stable_order_is_numpys_stable_argsort_for_small_and_wide_values(
     wide = a.astype(np.int64) * scale - scale // 2  # past 16 bits for the larger scales
     for values in (a, wide):
         _same(stable_order(values), np.argsort(values, kind="stable"))
+
+
+@EXAMPLES
+@given(_arrays())
+def test_run_starts_of_sorted_keys_are_np_uniques_first_positions(a: np.ndarray) -> None:
+    k = np.sort(a)
+    np.testing.assert_array_equal(run_starts(k), np.unique(k, return_index=True)[1])
 
 
 def test_first_position_is_the_first_occurrence_among_ties() -> None:

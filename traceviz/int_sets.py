@@ -36,6 +36,12 @@ def _starts(k: np.ndarray) -> np.ndarray:
     return new
 
 
+def run_starts(sorted_keys: np.ndarray) -> np.ndarray:
+    """Positions where a run of equal keys starts in the sorted ``sorted_keys``
+    (``np.unique``'s ``return_index`` on sorted input, without its sort)."""
+    return np.flatnonzero(_starts(sorted_keys))
+
+
 def distinct(values: np.ndarray) -> np.ndarray:
     """The sorted distinct values of ``values`` (``np.unique(values)``)."""
     k = np.sort(_flat_ints(values), kind="stable")

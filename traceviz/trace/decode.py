@@ -408,8 +408,8 @@ def columns_from_events(events: list[_Event]) -> ColumnChunk:
         flow_name=codes[len(kept) : len(kept) + len(flows)],
         flow_ts_ns=us_to_ns([e.ts for e in flows]),
         flow_id=_flow_ids([e.id for e in flows]),
-        begin_end=begin_end_columns(be, begin, step_rows, codes[len(kept) + len(flows):], uniques,
-                             string_ids) if be else BeginEnd(),
+        begin_end=begin_end_columns(be, begin, step_rows, codes[len(kept) + len(flows):],
+                                    uniques, string_ids) if be else BeginEnd(),
     )
 
 

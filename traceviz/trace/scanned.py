@@ -98,8 +98,8 @@ def _ids_of(values: np.ndarray, str_codes: np.ndarray, strings: list[bytes],
         return values
     text = [s.decode("utf-8") for s in strings]
     return pid_tid_column([text[c] if c >= 0 else v
-                     for v, c in zip(values.tolist(), str_codes.tolist(), strict=True)],
-                    string_ids)
+                           for v, c in zip(values.tolist(), str_codes.tolist(), strict=True)],
+                          string_ids)
 
 
 def scanned_columns(buf: bytes | bytearray | memoryview) -> ColumnChunk | None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from traceviz.int_sets import distinct_with, run_starts
+
 
 def _unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct (a, b) pairs of int64 ≥ -1, sorted by a then b, and the inverse index; one
@@ -18,12 +20,7 @@ def _unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray,
         present[key] = True
         uniq = np.flatnonzero(present)
         return uniq // m - 1, uniq % m - 1, (np.cumsum(present) - 1)[key]
-    o = np.argsort(key, kind="stable")  # inputs here come in runs: a stable sort is fastest
-    k = key[o]
-    new = np.concatenate([[True], k[1:] != k[:-1]]) if len(k) else np.zeros(0, bool)
-    inv = np.empty(len(k), np.int64)
-    inv[o] = np.cumsum(new) - 1
-    uniq = k[new]
+    uniq, inv = distinct_with(key, inverse=True)  # inputs come in runs: a stable sort
     return uniq // m - 1, uniq % m - 1, inv
 
 
@@ -50,16 +47,9 @@ def _group_sum(key: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndar
         return distinct, sums[distinct]
     o = np.argsort(key, kind="stable")  # keys come in runs: the stable sort is the fastest
     k = key[o]
-    first = _firsts(k)
+    first = run_starts(k)
     sums = np.add.reduceat(values[o], first) if len(k) else np.zeros(0, np.int64)
     return k[first], sums
-
-
-def _firsts(k: np.ndarray) -> np.ndarray:
-    """Indices where a new value starts in the sorted array ``k``."""
-    if len(k) == 0:
-        return np.zeros(0, np.int64)
-    return np.flatnonzero(np.concatenate([[True], k[1:] != k[:-1]]))
 
 
 def _step_gap_counts(gap_src: np.ndarray, gap_step: np.ndarray, n_src: int
@@ -67,5 +57,5 @@ def _step_gap_counts(gap_src: np.ndarray, gap_step: np.ndarray, n_src: int
     """From the distinct ``gap * n_src + source`` keys: (key = step * n_src + source, sorted;
     number of gaps of that step in which the source got time)."""
     k = np.sort(gap_step[gap_src // n_src] * n_src + gap_src % n_src, kind="stable")
-    first = _firsts(k)
+    first = run_starts(k)
     return k[first], np.diff(np.append(first, len(k)))

@@ -21,7 +21,7 @@ from traceviz.analyze.model import GapStatsTable, GapTable
 from traceviz.analyze.trace.intervals import group_union
 from traceviz.analyze.trace.links import Links
 from traceviz.analyze.trace.queued import split_queued
-from traceviz.int_sets import distinct
+from traceviz.int_sets import distinct, run_starts
 from traceviz.lazy import pandas as pd
 from traceviz.trace import Trace
 from traceviz.vocab import GAP_CLASS_NAMES, GapClass, LaunchKind
@@ -218,7 +218,7 @@ def gap_stats(gaps: GapTable, step_names: tuple[str, ...]) -> GapStatsTable:
         order = by_dur[_stable_argsort(group[by_dur])]
         g_sorted, d_sorted = group[order], dur[order]
         del group, order
-        starts = _run_starts(g_sorted)
+        starts = run_starts(g_sorted)
         if len(starts) == 0:
             continue
         uniq = g_sorted[starts]
@@ -241,10 +241,3 @@ def gap_stats(gaps: GapTable, step_names: tuple[str, ...]) -> GapStatsTable:
     # column by column, each part's copy freed once joined
     return GapStatsTable({k: np.concatenate([p.pop(k) for p in parts]) for k in names})
 
-
-def _run_starts(sorted_keys: np.ndarray) -> np.ndarray:
-    """Positions where a run of equal keys starts in ``sorted_keys`` (``np.unique``'s
-    ``return_index`` on sorted input, without its sort)."""
-    if len(sorted_keys) == 0:
-        return np.zeros(0, np.int64)
-    return np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1])))
